@@ -1,0 +1,33 @@
+# The README's two commands: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test test-slow install install-test bench
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+demo: $(VENV)/.installed
+	$(BIN)/dpaudit suite --quick
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q
+
+test-slow: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -m slow
+
+bench: $(VENV)/.installed-test
+	for f in benchmarks/*.py; do $(BIN)/python $$f || exit 1; done

@@ -1,0 +1,1 @@
+"""Attacks: choose inputs, run the mechanism, reduce its outputs to observations."""

@@ -1,0 +1,104 @@
+"""The distinguishing test on two neighbouring datasets (Kairouz, Oh, Viswanath, ICML 2015).
+
+`select_test` chooses a scorer and a threshold on selection samples only; the
+returned `DistinguishingTest` is then frozen and applied to fresh samples, so
+its error rates there are honest binomial proportions. The choice maximises an
+`objective(fp, n0, fn, n1)` of the error counts on the selection samples,
+supplied by the caller (the estimator's projected bound), so attacks never
+compute ε themselves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+from attacks.features import as_matrix, is_categorical, row_keys
+from attacks.scorers import CategoryLogRatio, Coordinate, Logistic, NaiveBayes, Scorer
+
+Objective = Callable[[np.ndarray, int, np.ndarray, int], np.ndarray]
+MAX_CATEGORIES = 4096
+MAX_COORDINATES = 16
+MAX_THRESHOLDS = 4000
+
+
+@dataclasses.dataclass(frozen=True)
+class DistinguishingTest:
+    """Guess D1 when `sign * score(output) > threshold`; the rejection set S is where it guesses D1."""
+
+    scorer: Scorer
+    threshold: float
+    sign: int
+
+    def rejects(self, outputs: np.ndarray) -> np.ndarray:
+        """Return a boolean per output: True when the test guesses D1."""
+        return self.sign * self.scorer.score(outputs) > self.threshold
+
+    def describe(self) -> str:
+        """Return a short human description of the rejection set."""
+        op = ">" if self.sign > 0 else "<"
+        return f"{self.scorer.name} {op} {self.sign * self.threshold:.6g}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """A selected test with its selection-split rates and objective value (not a bound)."""
+
+    test: DistinguishingTest
+    fpr: float
+    fnr: float
+    objective: float
+
+
+def best_threshold(scorer: Scorer, out0: np.ndarray, out1: np.ndarray, objective: Objective) -> Choice:
+    """Return the threshold and direction on `scorer` maximising `objective` on these samples."""
+    s0, s1 = np.sort(scorer.score(out0)), np.sort(scorer.score(out1))
+    pooled = np.unique(np.concatenate([s0, s1]))
+    if len(pooled) > MAX_THRESHOLDS:
+        pooled = np.unique(np.quantile(pooled, np.linspace(0, 1, MAX_THRESHOLDS)))
+    cuts = np.concatenate([[-np.inf], pooled])
+    above0 = 1.0 - np.searchsorted(s0, cuts, side="right") / len(s0)
+    above1 = 1.0 - np.searchsorted(s1, cuts, side="right") / len(s1)
+    # sign +1: S = {score > t}: FPR = P0(S), FNR = 1 − P1(S); sign −1 swaps the roles.
+    fpr = np.concatenate([above0, 1.0 - above0])
+    fnr = np.concatenate([1.0 - above1, above1])
+    values = objective(fpr * len(s0), len(s0), fnr * len(s1), len(s1))
+    best = int(np.argmax(values))
+    sign = 1 if best < len(cuts) else -1
+    t = cuts[best % len(cuts)]
+    threshold = t if sign > 0 else -t
+    if sign < 0:  # S = {score ≤ t} = {−score ≥ −t}; nudge so that `>` keeps the tie-included set.
+        threshold = np.nextafter(-t, -np.inf)
+    return Choice(DistinguishingTest(scorer, float(threshold), sign), float(fpr[best]), float(fnr[best]), float(values[best]))
+
+
+def candidate_scorers(train0: np.ndarray, train1: np.ndarray) -> list[Scorer]:
+    """Return the scorers worth trying for this kind of output, fitted on the training part."""
+    if is_categorical(train0):
+        return [CategoryLogRatio.fit(train0, train1)]
+    x0, x1 = as_matrix(train0), as_matrix(train1)
+    n_unique = len(np.unique(np.concatenate([row_keys(train0), row_keys(train1)])))
+    scorers: list[Scorer] = []
+    if n_unique <= MAX_CATEGORIES:
+        scorers.append(CategoryLogRatio.fit(train0, train1))
+    if x0.shape[1] == 1:
+        return scorers + [Coordinate(0, "value"), NaiveBayes.fit(train0, train1)]
+    gaps = np.abs(x1.mean(axis=0) - x0.mean(axis=0)) / (x0.std(axis=0) + x1.std(axis=0) + 1e-12)
+    top = np.argsort(-gaps)[:MAX_COORDINATES]
+    scorers += [Coordinate(int(j), f"coordinate[{j}]") for j in sorted(top)]
+    return scorers + [NaiveBayes.fit(train0, train1), Logistic.fit(train0, train1)]
+
+
+def select_test(out0: np.ndarray, out1: np.ndarray, *, objective: Objective) -> Choice:
+    """Return the best test for telling `out0` (from D0) from `out1` (from D1).
+
+    The samples are split in halves: scorers are fitted on the first, the
+    scorer and threshold are chosen on the second. The caller must estimate
+    the chosen test's rates on samples that were not passed here.
+    """
+    h0, h1 = len(out0) // 2, len(out1) // 2
+    scorers = candidate_scorers(out0[:h0], out1[:h1])
+    choices = [best_threshold(s, out0[h0:], out1[h1:], objective) for s in scorers]
+    return max(choices, key=lambda c: c.objective)

@@ -1,0 +1,34 @@
+"""`dpaudit audit NAME|module:attr ...`: one audit; exit 0 consistent, 1 violation, 2 bad input."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rich.console import Console
+
+from audit.cli.common import add_mechanism_arguments, parse_params, resolve_mechanism
+from audit.result import VIOLATION
+from audit.two_dataset import audit_mechanism
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the audit and print its summary (or JSON); return 1 on a violation."""
+    mech = resolve_mechanism(args.name, parse_params(args.param), args.epsilon, args.delta)
+    result = audit_mechanism(mech, trials=args.trials, seed=args.seed, confidence=args.confidence)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        Console().print(result.table())
+    return 1 if result.verdict == VIOLATION else 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `audit` subcommand."""
+    parser = subparsers.add_parser("audit", help="audit one mechanism on its worst-case neighbouring pair")
+    add_mechanism_arguments(parser)
+    parser.add_argument("--trials", type=int, default=1_000_000, help="outputs drawn per dataset (default 10^6)")
+    parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--json", action="store_true", help="print the JSON result")
+    parser.set_defaults(run=run)

@@ -1,0 +1,44 @@
+"""`dpaudit list`: the built-in mechanisms with their default claims."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rich.console import Console
+from rich.table import Table
+
+from mechanisms.registry import get_mechanism, list_mechanisms
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print every registered mechanism (name, claim, relation, correct or buggy, description)."""
+    rows = []
+    for name in list_mechanisms():
+        mech = get_mechanism(name)
+        rows.append({
+            "name": name,
+            "epsilon": mech.claim.epsilon,
+            "delta": mech.claim.delta,
+            "relation": mech.claim.relation.value,
+            "buggy": mech.buggy,
+            "description": mech.description,
+        })
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    table = Table(title="dpaudit mechanisms")
+    for column in ("name", "claim (ε, δ)", "relation", "kind", "description"):
+        table.add_column(column)
+    for r in rows:
+        kind = "buggy" if r["buggy"] else "correct"
+        table.add_row(r["name"], f"({r['epsilon']:g}, {r['delta']:g})", r["relation"], kind, r["description"])
+    Console().print(table)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `list` subcommand."""
+    parser = subparsers.add_parser("list", help="list the built-in mechanisms")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(run=run)

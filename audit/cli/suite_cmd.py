@@ -1,0 +1,53 @@
+"""`dpaudit suite`: audit every built-in mechanism; exit 1 if a verdict is not the expected one."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+
+from rich.console import Console
+from rich.table import Table
+
+from audit.suite import COLUMNS, cells, run_suite, select, write
+from mechanisms.errors import InvalidParameterError
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the suite, print the table (or JSON), write files with --out; 1 when a verdict is unexpected."""
+    entries = select("full" if args.full else "quick", args.only)
+    if not entries:
+        raise InvalidParameterError(f"No mechanism matches --only {args.only!r}; run `dpaudit list`.")
+    console = Console(stderr=args.json)
+    table = Table(title=f"dpaudit suite ({'full' if args.full else 'quick'}, seed {args.seed})")
+    for column in COLUMNS:
+        table.add_column(column, justify="right" if column not in ("mechanism", "relation", "verdict") else "left")
+    with console.status("auditing...") as status:
+        def on_row(row):
+            status.update(f"audited {row.result.mechanism}")
+            table.add_row(*cells(row))
+        rows = run_suite(entries, seed=args.seed, confidence=args.confidence, on_row=on_row)
+    if args.json:
+        print(json.dumps([r.to_dict() for r in rows], indent=2))
+    else:
+        console.print(table)
+    if args.out:
+        write(rows, pathlib.Path(args.out))
+    bad = [r.result.mechanism for r in rows if not r.as_expected]
+    if bad:
+        console.print(f"[red]Unexpected verdicts: {', '.join(bad)}[/red]")
+    return 1 if bad else 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `suite` subcommand."""
+    parser = subparsers.add_parser("suite", help="audit every built-in mechanism and check the verdicts")
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="10^6 trials per dataset (default)")
+    mode.add_argument("--full", action="store_true", help="10^7 trials per dataset")
+    parser.add_argument("--only", metavar="PATTERN", help="only mechanisms whose name matches this glob")
+    parser.add_argument("--out", metavar="DIR", help="write suite.md and suite.json into DIR")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--confidence", type=float, default=0.95, help="confidence (default 0.95)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    parser.set_defaults(run=run)

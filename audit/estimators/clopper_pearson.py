@@ -1,0 +1,49 @@
+"""ε lower bound from one fixed test's error rates (Kairouz, Oh, Viswanath; Jagielski et al.).
+
+Sound when the test (rejection set) was fixed before the counts were drawn,
+i.e. chosen on a separate selection split: then FPR and FNR are binomial
+proportions and their Clopper–Pearson upper bounds at β/2 each hold together
+with probability ≥ 1 − β (union bound).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from statsmodels.stats.proportion import proportion_confint
+
+
+def rate_upper_bound(count, n, beta):
+    """Return the one-sided Clopper–Pearson upper confidence bound(s) at level 1 − beta.
+
+    `count` of `n` (arrays broadcast); 1 where count = n.
+    """
+    count = np.asarray(count, dtype=float)
+    n = np.asarray(n, dtype=float)
+    _, upper = proportion_confint(count, n, alpha=2 * beta, method="beta")
+    return np.where(count >= n, 1.0, np.nan_to_num(upper, nan=1.0))
+
+
+def epsilon_from_rates(fpr, fnr, delta: float = 0.0):
+    """Return max{log((1−δ−FPR)/FNR), log((1−δ−FNR)/FPR), 0} (KOV Thm 2.1), elementwise.
+
+    With *upper confidence bounds* for FPR and FNR this is an ε lower bound
+    for (ε, δ)-DP at the confidence of those bounds.
+    """
+    fpr = np.asarray(fpr, dtype=float)
+    fnr = np.asarray(fnr, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a = np.log(np.maximum(1.0 - delta - fpr, 0.0) / fnr)
+        b = np.log(np.maximum(1.0 - delta - fnr, 0.0) / fpr)
+    return np.maximum(np.nan_to_num(np.maximum(a, b), nan=0.0, neginf=0.0), 0.0)
+
+
+def epsilon_lower_bound(fp, n0, fn, n1, *, delta: float = 0.0, beta: float = 0.05):
+    """Return the certified ε lower bound of a fixed test with `fp` of `n0`, `fn` of `n1` errors.
+
+    FPR = fp/n0 (outputs of D0 in the rejection set), FNR = fn/n1 (outputs of
+    D1 outside it). Each rate gets a Clopper–Pearson upper bound at β/2; the
+    result holds with probability ≥ 1 − β. Arrays broadcast (one bound each).
+    """
+    return epsilon_from_rates(
+        rate_upper_bound(fp, n0, beta / 2), rate_upper_bound(fn, n1, beta / 2), delta
+    )

@@ -1,0 +1,71 @@
+"""The result every estimator returns: an ε lower bound with its confidence and evidence."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Mapping
+
+
+@dataclasses.dataclass(frozen=True)
+class LowerBound:
+    """An ε lower bound that holds with probability `confidence` over the audit's randomness.
+
+    Meaning: with confidence `confidence`, the mechanism is not (ε', δ)-DP for
+    any ε' < `epsilon` at the stated `delta`. `assumption` is None for
+    assumption-free bounds and names the assumption otherwise (e.g. a GDP
+    bound holds only if the trade-off curve is Gaussian-shaped).
+
+    `fpr`/`fnr` are the observed (point-estimate) rates of the test whose
+    upper confidence bounds gave the number; `details` holds estimator-specific
+    evidence (counts, thresholds, numbers of canaries and guesses).
+    """
+
+    epsilon: float
+    confidence: float
+    method: str
+    delta: float = 0.0
+    trials: int = 0
+    fpr: float | None = None
+    fnr: float | None = None
+    assumption: str | None = None
+    details: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def meaning(self) -> str:
+        """Return the one-sentence statement of what this bound certifies."""
+        eps = f"{self.epsilon:.4g}"
+        text = (
+            f"With confidence {self.confidence:.4g}, the mechanism is not "
+            f"(ε', {self.delta:g})-DP for any ε' < {eps}"
+        )
+        if self.assumption:
+            text += f", assuming {self.assumption}"
+        return text + "."
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON-ready form (the `lower_bound` object of DESIGN.md)."""
+        out: dict[str, Any] = {
+            "epsilon": _finite_or_none(self.epsilon),
+            "confidence": self.confidence,
+            "method": self.method,
+            "delta": self.delta,
+            "trials": self.trials,
+            "fpr": self.fpr,
+            "fnr": self.fnr,
+        }
+        if self.assumption:
+            out["assumption"] = self.assumption
+        out.update({k: _jsonable(v) for k, v in self.details.items()})
+        return out
+
+
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if math.isfinite(x) else None
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

@@ -1,0 +1,105 @@
+"""The frozen result of one audit, with its JSON form and a readable summary."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import math
+from typing import Any, Mapping
+
+from rich.console import Console
+from rich.table import Table
+
+from audit.estimators.lower_bound import LowerBound
+from audit.theory.upper_bound import UpperBound
+from mechanisms.base import Claim
+
+VIOLATION = "violation"
+CONSISTENT = "consistent"
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditResult:
+    """Claim, theory upper bound, certified lower bound, verdict and provenance of one audit.
+
+    `verdict` is "violation" when the assumption-free lower bound exceeds the
+    claimed ε, else "consistent". `secondary` holds further bounds computed
+    from the same counts under an assumption (e.g. Gaussian DP), labelled so.
+    """
+
+    mechanism: str
+    params: Mapping[str, Any]
+    claim: Claim
+    upper_bound: UpperBound
+    lower_bound: LowerBound
+    seconds: float
+    seed: int
+    test: str = ""
+    secondary: tuple[LowerBound, ...] = ()
+
+    @property
+    def verdict(self) -> str:
+        """Return "violation" if the lower bound exceeds the claimed ε, else "consistent"."""
+        return VIOLATION if self.lower_bound.epsilon > self.claim.epsilon else CONSISTENT
+
+    @property
+    def tightness(self) -> float | None:
+        """Return lower/upper bound, or None when the upper bound is unknown, infinite or 0."""
+        upper = self.upper_bound.epsilon
+        if not math.isfinite(upper) or upper <= 0:
+            return None
+        return self.lower_bound.epsilon / upper
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON of one audit (DESIGN.md); keys are only ever added."""
+        out = {
+            "mechanism": self.mechanism,
+            "params": dict(self.params),
+            "claim": self.claim.to_dict(),
+            "upper_bound": self.upper_bound.to_dict(),
+            "lower_bound": self.lower_bound.to_dict(),
+            "verdict": self.verdict,
+            "tightness": self.tightness,
+            "seconds": round(self.seconds, 4),
+            "seed": self.seed,
+            "test": self.test,
+            "meaning": self.lower_bound.meaning(),
+        }
+        if self.secondary:
+            out["secondary_bounds"] = [b.to_dict() for b in self.secondary]
+        return out
+
+    def table(self) -> Table:
+        """Return a rich table of the audit."""
+        table = Table(title=f"dpaudit: {self.mechanism}", show_header=False)
+        lb, ub = self.lower_bound, self.upper_bound
+        rows = [
+            ("claim", f"ε = {self.claim.epsilon:g}, δ = {self.claim.delta:g} ({self.claim.relation.value})"),
+            ("upper bound (theory)", f"ε = {_fmt(ub.epsilon)} at δ = {ub.delta:g} [{ub.method}]"),
+            ("lower bound (certified)", f"ε = {lb.epsilon:.4f} at confidence {lb.confidence:g} [{lb.method}]"),
+            *[(f"  under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in self.secondary],
+            ("test", self.test),
+            ("observed rates", f"FPR = {_fmt(lb.fpr)}, FNR = {_fmt(lb.fnr)} on {lb.trials:,} held-out trials each"),
+            ("tightness", _fmt(self.tightness)),
+            ("verdict", self.verdict.upper() if self.verdict == VIOLATION else self.verdict),
+            ("seed / seconds", f"{self.seed} / {self.seconds:.2f}"),
+        ]
+        for key, value in rows:
+            table.add_row(key, value)
+        table.caption = lb.meaning()
+        return table
+
+    def summary(self) -> str:
+        """Return the audit as a plain-text table with the sentence of what the bound means."""
+        buffer = io.StringIO()
+        Console(file=buffer, width=100, force_terminal=False).print(self.table())
+        return buffer.getvalue()
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    return "∞" if math.isinf(x) else f"{x:.4g}"

@@ -1,0 +1,101 @@
+"""Audit suites: every registered mechanism audited, each verdict checked against what is known of it."""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import json
+import math
+import pathlib
+from typing import Any, Callable, Sequence
+
+from audit.result import VIOLATION, AuditResult
+from audit.two_dataset import audit_mechanism
+from mechanisms.registry import get_mechanism, list_mechanisms
+
+TRIALS = {"quick": 1_000_000, "full": 10_000_000}
+# Mechanisms whose default audit needs more samples to be informative: a multiple of the base budget.
+TRIAL_MULTIPLIERS = {"gaussian_classical_large_eps": 4}
+
+
+@dataclasses.dataclass(frozen=True)
+class SuiteRow:
+    """One audited mechanism with the verdict expected of it (None when nothing is known)."""
+
+    result: AuditResult
+    relation: str
+    buggy: bool | None
+
+    @property
+    def expected(self) -> str | None:
+        """Return the verdict a sound and powerful audit gives, or None for unknown mechanisms."""
+        return None if self.buggy is None else (VIOLATION if self.buggy else "consistent")
+
+    @property
+    def as_expected(self) -> bool:
+        """Return False when a correct mechanism is flagged or a buggy one is missed."""
+        return self.expected is None or self.expected == self.result.verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the audit's JSON with the relation and expectation added."""
+        return {**self.result.to_dict(), "relation": self.relation, "expected": self.expected,
+                "as_expected": self.as_expected}
+
+
+def select(mode: str, only: str | None = None) -> list[tuple[str, int]]:
+    """Return (mechanism name, trials) pairs for the suite `mode`, filtered by the glob `only`."""
+    names = [n for n in list_mechanisms() if only is None or fnmatch.fnmatch(n, only)]
+    return [(n, TRIALS[mode] * TRIAL_MULTIPLIERS.get(n, 1)) for n in names]
+
+
+def run_suite(
+    entries: Sequence[tuple[str, int]],
+    *,
+    seed: int = 0,
+    confidence: float = 0.95,
+    on_row: Callable[[SuiteRow], None] | None = None,
+) -> list[SuiteRow]:
+    """Audit each (name, trials) entry at its default parameters; return the rows in order."""
+    rows = []
+    for name, trials in entries:
+        mech = get_mechanism(name)
+        result = audit_mechanism(mech, trials=trials, seed=seed, confidence=confidence)
+        row = SuiteRow(result, mech.claim.relation.value, mech.buggy)
+        rows.append(row)
+        if on_row:
+            on_row(row)
+    return rows
+
+
+def _fmt(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    return "∞" if math.isinf(x) else f"{x:.3f}"
+
+
+COLUMNS = ("mechanism", "relation", "claim ε", "claim δ", "upper", "lower", "tightness",
+           "verdict", "expected", "ok", "trials", "seconds")
+
+
+def cells(row: SuiteRow) -> list[str]:
+    """Return the table cells of one row, in the order of COLUMNS."""
+    r = row.result
+    return [
+        r.mechanism, row.relation, f"{r.claim.epsilon:g}", f"{r.claim.delta:g}", _fmt(r.upper_bound.epsilon),
+        _fmt(r.lower_bound.epsilon), _fmt(r.tightness), r.verdict, row.expected or "?",
+        "yes" if row.as_expected else "NO", f"{r.lower_bound.trials:,}", f"{r.seconds:.1f}",
+    ]
+
+
+def to_markdown(rows: Sequence[SuiteRow]) -> str:
+    """Return the suite as a Markdown table."""
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(cells(r)) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def write(rows: Sequence[SuiteRow], out: pathlib.Path) -> None:
+    """Write `suite.md` and `suite.json` into the folder `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "suite.md").write_text(to_markdown(rows))
+    (out / "suite.json").write_text(json.dumps([r.to_dict() for r in rows], indent=2))

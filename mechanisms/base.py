@@ -1,0 +1,159 @@
+"""The black-box mechanism: a randomized function of a dataset with the claim made about it.
+
+In the manner of OpenDP's measurements, the privacy claim and the
+neighbouring relation travel with the mechanism object; in the manner of
+DP-Auditorium, a mechanism is called for a batch of samples (first axis =
+samples). An attack may only call `sample`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any, Callable, Mapping, Optional
+
+import numpy as np
+from dp_accounting import dp_event
+
+from mechanisms.errors import InvalidParameterError, MechanismError
+from mechanisms.validation import check_delta, check_epsilon, check_int
+
+Sampler = Callable[[Any, int, np.random.Generator], Any]
+NeighbourCheck = Callable[[np.ndarray, np.ndarray], Optional[str]]
+
+
+class Relation(str, enum.Enum):
+    """The neighbouring relation a privacy claim is about."""
+
+    ADD_REMOVE = "add-remove"
+    REPLACE_ONE = "replace-one"
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """A privacy claim: (epsilon, delta)-DP with respect to `relation`."""
+
+    epsilon: float
+    delta: float = 0.0
+    relation: Relation = Relation.ADD_REMOVE
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "Claim"))
+        object.__setattr__(self, "delta", check_delta(self.delta, "Claim"))
+        object.__setattr__(self, "relation", _relation(self.relation))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON `claim` object."""
+        return {"epsilon": self.epsilon, "delta": self.delta, "relation": self.relation.value}
+
+
+def _relation(value: object) -> Relation:
+    try:
+        return Relation(value)
+    except ValueError:
+        choices = ", ".join(repr(r.value) for r in Relation)
+        raise InvalidParameterError(
+            f"The 'relation' parameter must be one of {choices}; got {value!r} instead."
+        ) from None
+
+
+@dataclasses.dataclass(frozen=True)
+class Mechanism:
+    """A randomized mechanism run as a black box.
+
+    Attributes:
+        name: registry name or the user's label.
+        sampler: `sampler(data, size, rng)` returns `size` independent outputs
+            on `data`, stacked along the first axis.
+        claim: the (ε, δ) its author claims, and for which neighbouring relation.
+        event: what the mechanism actually does, as a dp_accounting event; the
+            theory upper bound is computed from it. `UnsupportedDpEvent` when
+            no analysis is known (the claim is then the only upper bound).
+        default_pair: the worst-case neighbouring datasets known for it.
+        neighbours: returns None when (d0, d1) are neighbours under the
+            mechanism's relation, else a sentence saying why they are not.
+        params: the parameters it was built with (reported in the JSON).
+        buggy: True for a known-broken variant, False for a correct one, None
+            for a user's mechanism (the suite checks verdicts against it).
+    """
+
+    name: str
+    sampler: Sampler
+    claim: Claim
+    event: dp_event.DpEvent = dataclasses.field(default_factory=dp_event.UnsupportedDpEvent)
+    default_pair: tuple[Any, Any] | None = None
+    neighbours: NeighbourCheck | None = None
+    params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    buggy: bool | None = None
+    description: str = ""
+
+    def sample(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Return `size` outputs of the mechanism on `data` as an array (first axis = samples).
+
+        Raises `MechanismError` naming the mechanism when it raises, returns the
+        wrong number of outputs, outputs of changing shape, or NaN/inf.
+        """
+        size = check_int(size, "size", f"{self.name}.sample")
+        try:
+            out = self.sampler(data, size, rng)
+        except Exception as exc:  # a black box may raise anything; name it in one sentence
+            raise MechanismError(
+                f"Mechanism '{self.name}' raised {type(exc).__name__}: {exc}."
+            ) from exc
+        return check_outputs(self.name, out, size)
+
+    def with_claim(self, epsilon: float | None = None, delta: float | None = None) -> "Mechanism":
+        """Return a copy whose claim is overridden (the mechanism itself is unchanged)."""
+        claim = Claim(
+            self.claim.epsilon if epsilon is None else epsilon,
+            self.claim.delta if delta is None else delta,
+            self.claim.relation,
+        )
+        return dataclasses.replace(self, claim=claim)
+
+
+def check_outputs(name: str, out: Any, size: int) -> np.ndarray:
+    """Return `out` as an array of `size` outputs, or raise `MechanismError` saying what is wrong."""
+    try:
+        arr = np.asarray(out)
+    except ValueError as exc:
+        raise MechanismError(
+            f"Mechanism '{name}' returned outputs of changing shape ({exc})."
+        ) from exc
+    if arr.ndim == 0 or arr.shape[0] != size:
+        got = "a scalar" if arr.ndim == 0 else f"{arr.shape[0]}"
+        raise MechanismError(f"Mechanism '{name}' returned {got} outputs where {size} were asked for.")
+    if arr.dtype == object and arr.ndim == 1 and size and isinstance(arr[0], (list, tuple, np.ndarray)):
+        raise MechanismError(f"Mechanism '{name}' returned outputs of changing shape.")
+    if np.issubdtype(arr.dtype, np.number) and not np.all(np.isfinite(arr)):
+        bad = int(np.flatnonzero(~np.isfinite(arr.reshape(size, -1)).all(axis=1))[0])
+        raise MechanismError(f"Mechanism '{name}' returned NaN or inf at trial {bad} of the batch.")
+    return arr
+
+
+def as_dataset(data: Any, name: str) -> np.ndarray:
+    """Return `data` as a numpy array, or raise `InvalidParameterError` naming it."""
+    try:
+        arr = np.asarray(data)
+    except ValueError as exc:
+        raise InvalidParameterError(f"The dataset '{name}' is ragged and cannot be an array ({exc}).") from exc
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    return arr
+
+
+def check_pair(mech: Mechanism, d0: Any, d1: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Return (d0, d1) as arrays after checking that they are neighbours for `mech`."""
+    a, b = as_dataset(d0, "d0"), as_dataset(d1, "d1")
+    if a.shape[0] != b.shape[0]:
+        raise InvalidParameterError(
+            f"The datasets d0 and d1 must have the same length; got {a.shape[0]} and {b.shape[0]} records."
+        )
+    if a.shape != b.shape:
+        raise InvalidParameterError(
+            f"The records of d0 and d1 must have the same shape; got {a.shape[1:]} and {b.shape[1:]}."
+        )
+    reason = mech.neighbours(a, b) if mech.neighbours else None
+    if reason:
+        raise InvalidParameterError(f"d0 and d1 are not neighbours for '{mech.name}': {reason}.")
+    return a, b

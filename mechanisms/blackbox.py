@@ -1,0 +1,62 @@
+"""Wrap a user's plain function `fn(data, rng)` as a `Mechanism`."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import numpy as np
+from dp_accounting import dp_event
+
+from mechanisms.base import Claim, Mechanism, Relation
+
+
+def _accepts_size(fn: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "size" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+def _looped(fn: Callable[..., Any]) -> Callable[[Any, int, np.random.Generator], Any]:
+    def sample(data: Any, size: int, rng: np.random.Generator) -> Any:
+        outputs = [fn(data, rng) for _ in range(size)]
+        if outputs and isinstance(outputs[0], str):
+            return np.array(outputs, dtype=object)
+        return outputs
+
+    return sample
+
+
+def _batched(fn: Callable[..., Any]) -> Callable[[Any, int, np.random.Generator], Any]:
+    def sample(data: Any, size: int, rng: np.random.Generator) -> Any:
+        return fn(data, rng, size=size)
+
+    return sample
+
+
+def blackbox(
+    fn: Callable[..., Any],
+    *,
+    epsilon: float,
+    delta: float = 0.0,
+    name: str | None = None,
+    relation: Relation | str = Relation.ADD_REMOVE,
+    default_pair: tuple[Any, Any] | None = None,
+) -> Mechanism:
+    """Return `fn` as a `Mechanism` claiming (epsilon, delta)-DP for `relation`.
+
+    `fn(data, rng)` returns one output (scalar, vector, integer or string). If
+    it also accepts `size=` it must return `size` outputs at once, and is
+    called that way (fast); otherwise it is called once per output (a loop).
+    Nothing is assumed about its privacy: its upper bound is its claim.
+    """
+    sampler = _batched(fn) if _accepts_size(fn) else _looped(fn)
+    return Mechanism(
+        name=name or getattr(fn, "__name__", "blackbox"),
+        sampler=sampler,
+        claim=Claim(epsilon, delta, relation),
+        event=dp_event.UnsupportedDpEvent(),
+        default_pair=default_pair,
+    )

@@ -1,0 +1,61 @@
+"""Registry of built-in mechanisms by name: `get_mechanism("laplace", epsilon=1.0)`."""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+from typing import Any, Callable
+
+from mechanisms.base import Mechanism
+from mechanisms.errors import InvalidParameterError, UnknownMechanismError
+
+Factory = Callable[..., Mechanism]
+_REGISTRY: dict[str, Factory] = {}
+
+
+def register(name: str) -> Callable[[Factory], Factory]:
+    """Return a decorator that registers a keyword-only mechanism factory under `name`."""
+
+    def decorate(factory: Factory) -> Factory:
+        if name in _REGISTRY:
+            raise ValueError(f"A mechanism named '{name}' is registered already.")
+        _REGISTRY[name] = factory
+        return factory
+
+    return decorate
+
+
+def list_mechanisms() -> list[str]:
+    """Return the registered names, sorted."""
+    return sorted(_REGISTRY)
+
+
+def factory(name: str) -> Factory:
+    """Return the factory registered as `name`, or raise `UnknownMechanismError` with suggestions."""
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        close = difflib.get_close_matches(name, _REGISTRY, n=3)
+        hint = f" Did you mean {', '.join(close)}?" if close else " Run `dpaudit list` to see them."
+        raise UnknownMechanismError(f"There is no mechanism named '{name}'.{hint}") from None
+
+
+def get_mechanism(name: str, **params: Any) -> Mechanism:
+    """Return the built-in mechanism `name` built with `params` (its keyword arguments)."""
+    build = factory(name)
+    accepted = inspect.signature(build).parameters
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise InvalidParameterError(
+            f"Mechanism '{name}' has no parameter {unknown[0]!r}; it takes {', '.join(accepted) or 'none'}."
+        )
+    return build(**params)
+
+
+def defaults(name: str) -> dict[str, Any]:
+    """Return the default parameters of mechanism `name`."""
+    return {
+        k: p.default
+        for k, p in inspect.signature(factory(name)).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
