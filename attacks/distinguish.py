@@ -21,7 +21,8 @@ from attacks.scorers import CategoryLogRatio, Coordinate, Logistic, NaiveBayes, 
 Objective = Callable[[np.ndarray, int, np.ndarray, int], np.ndarray]
 MAX_CATEGORIES = 4096
 MAX_COORDINATES = 16
-MAX_THRESHOLDS = 4000
+TAIL_GRID = 256
+SIMPLER_BY = 0.01
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,13 +53,23 @@ class Choice:
     objective: float
 
 
+def threshold_grid(scores: np.ndarray) -> np.ndarray:
+    """Return candidate thresholds: every distinct score when few, else quantiles dense in both tails.
+
+    The quantile levels are geometric in the tail probability (from 1/n to 1/2
+    on each side), since the best tests of tight mechanisms sit in the tails.
+    """
+    distinct = np.unique(scores)
+    if len(distinct) <= 2 * TAIL_GRID:
+        return distinct
+    tail = np.geomspace(1.0 / len(scores), 0.5, TAIL_GRID)
+    return np.unique(np.quantile(scores, np.concatenate([tail, 1.0 - tail])))
+
+
 def best_threshold(scorer: Scorer, out0: np.ndarray, out1: np.ndarray, objective: Objective) -> Choice:
     """Return the threshold and direction on `scorer` maximising `objective` on these samples."""
     s0, s1 = np.sort(scorer.score(out0)), np.sort(scorer.score(out1))
-    pooled = np.unique(np.concatenate([s0, s1]))
-    if len(pooled) > MAX_THRESHOLDS:
-        pooled = np.unique(np.quantile(pooled, np.linspace(0, 1, MAX_THRESHOLDS)))
-    cuts = np.concatenate([[-np.inf], pooled])
+    cuts = np.concatenate([[-np.inf], threshold_grid(np.concatenate([s0, s1]))])
     above0 = 1.0 - np.searchsorted(s0, cuts, side="right") / len(s0)
     above1 = 1.0 - np.searchsorted(s1, cuts, side="right") / len(s1)
     # sign +1: S = {score > t}: FPR = P0(S), FNR = 1 − P1(S); sign −1 swaps the roles.
@@ -84,7 +95,7 @@ def candidate_scorers(train0: np.ndarray, train1: np.ndarray) -> list[Scorer]:
     if n_unique <= MAX_CATEGORIES:
         scorers.append(CategoryLogRatio.fit(train0, train1))
     if x0.shape[1] == 1:
-        return scorers + [Coordinate(0, "value"), NaiveBayes.fit(train0, train1)]
+        return [Coordinate(0, "value"), *scorers, NaiveBayes.fit(train0, train1)]
     gaps = np.abs(x1.mean(axis=0) - x0.mean(axis=0)) / (x0.std(axis=0) + x1.std(axis=0) + 1e-12)
     top = np.argsort(-gaps)[:MAX_COORDINATES]
     scorers += [Coordinate(int(j), f"coordinate[{j}]") for j in sorted(top)]
@@ -101,4 +112,15 @@ def select_test(out0: np.ndarray, out1: np.ndarray, *, objective: Objective) -> 
     h0, h1 = len(out0) // 2, len(out1) // 2
     scorers = candidate_scorers(out0[:h0], out1[:h1])
     choices = [best_threshold(s, out0[h0:], out1[h1:], objective) for s in scorers]
-    return max(choices, key=lambda c: c.objective)
+    return simplest_best(choices)
+
+
+def simplest_best(choices: list[Choice]) -> Choice:
+    """Return the first choice within SIMPLER_BY (relative) of the best objective.
+
+    Candidates are ordered from simplest and cheapest to score; preferring
+    them on near-ties keeps the held-out phase fast and avoids choosing a
+    flexible scorer for what is selection noise.
+    """
+    best = max(c.objective for c in choices)
+    return next(c for c in choices if c.objective >= best - SIMPLER_BY * abs(best))

@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "audit.cli.list_cmd",
     "audit.cli.audit_cmd",
     "audit.cli.suite_cmd",
+    "audit.cli.bounds_cmd",
 )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import pathlib
+import sys
 
 from rich.console import Console
 from rich.table import Table
@@ -18,7 +19,8 @@ def run(args: argparse.Namespace) -> int:
     entries = select("full" if args.full else "quick", args.only)
     if not entries:
         raise InvalidParameterError(f"No mechanism matches --only {args.only!r}; run `dpaudit list`.")
-    console = Console(stderr=args.json)
+    stream = sys.stderr if args.json else sys.stdout
+    console = Console(file=stream, width=None if stream.isatty() else 150)
     table = Table(title=f"dpaudit suite ({'full' if args.full else 'quick'}, seed {args.seed})")
     for column in COLUMNS:
         table.add_column(column, justify="right" if column not in ("mechanism", "relation", "verdict") else "left")

@@ -1,0 +1,290 @@
+"""`dpaudit bounds ...`: a calculator printing every applicable theory bound side by side."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+from typing import Any, Callable
+
+from dp_accounting import dp_event
+from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
+from rich.console import Console
+from rich.table import Table
+
+from audit import theory
+from audit.theory.composition import RDP_ORDERS
+from mechanisms.errors import InvalidParameterError
+from mechanisms.validation import check_delta, check_epsilon, check_int, check_real
+
+_DEFAULT_ALPHAS = (2.0, 5.0, 10.0, 32.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One bound: `quantity` (ε, σ, ρ, ...) equals `value` at `delta`, by `theorem`; value None if n/a."""
+
+    bound: str
+    value: float | None
+    theorem: str
+    delta: float | None = None
+    quantity: str = "ε"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form (value None when not applicable or infinite)."""
+        value = self.value if self.value is not None and math.isfinite(self.value) else None
+        return {"bound": self.bound, "quantity": self.quantity, "value": value, "delta": self.delta,
+                "theorem": self.theorem}
+
+
+def _owner(args: argparse.Namespace) -> str:
+    return f"dpaudit bounds {args.bounds_command}"
+
+
+def compose_rows(args: argparse.Namespace) -> list[Row]:
+    """k-fold composition of an (ε, δ0)-DP mechanism, at total δ."""
+    owner = _owner(args)
+    eps = check_epsilon(args.epsilon, owner, "--epsilon")
+    k = check_int(args.k, "--k", owner)
+    d0 = check_delta(args.delta_each, owner, "--delta-each")
+    target = check_real(args.delta, "--delta", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    basic_eps, basic_delta = theory.basic_composition(epsilon=eps, delta=d0, k=k)
+    rows = [Row("basic", basic_eps, "basic composition (Dwork et al. 2006)", basic_delta)]
+    slack = target - k * d0
+    if slack > 0:
+        adv_eps, adv_delta = theory.advanced_composition(epsilon=eps, delta=d0, k=k, delta_prime=slack)
+        rows.append(Row("advanced", adv_eps, "Dwork, Rothblum, Vadhan 2010, Thm III.3", adv_delta))
+    else:
+        rows.append(Row("advanced", None, f"needs --delta > k·δ0 = {k * d0:g}"))
+    survive = (1.0 - d0) ** k
+    kov_slack = 1.0 - (1.0 - target) / survive
+    if kov_slack > 0:
+        kov_eps, kov_total = theory.kov_closed_form(epsilon=eps, delta=d0, k=k, delta_prime=kov_slack)
+        rows.append(Row("KOV closed form", kov_eps, "Kairouz, Oh, Viswanath 2015, Thm 3.4", kov_total))
+    else:
+        rows.append(Row("KOV closed form", None, f"needs --delta > 1 − (1 − δ0)^k = {1 - survive:g}"))
+    rows.append(Row("KOV exact", theory.kov_epsilon(epsilon=eps, delta=d0, k=k, target_delta=target),
+                    "Kairouz, Oh, Viswanath 2015, Thm 3.3 (optimal)", target))
+    rows.append(Row("PLD", theory.pld_composition_epsilon(epsilon=eps, delta=d0, k=k, target_delta=target),
+                    "dp_accounting privacy loss distribution (numerical)", target))
+    if d0 == 0:
+        rows.append(Row("RDP", theory.rdp_composition_epsilon(epsilon=eps, k=k, target_delta=target),
+                        "pure → RDP (Steinke 2024) + Canonne–Kamath–Steinke 2020 conversion", target))
+    return rows
+
+
+def gaussian_rows(args: argparse.Namespace) -> list[Row]:
+    """ε at δ of k compositions of the Gaussian mechanism with noise σ and ℓ2-sensitivity Δ."""
+    owner = _owner(args)
+    sigma = check_real(args.sigma, "--sigma", owner, low=0.0, low_open=True)
+    sens = check_real(args.sensitivity, "--sensitivity", owner, low=0.0, low_open=True)
+    k = check_int(args.k, "--k", owner)
+    delta = check_real(args.delta, "--delta", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    effective = sigma / math.sqrt(k)
+    event = dp_event.GaussianDpEvent(sigma / sens)
+    pld, rdp = PLDAccountant(), RdpAccountant()
+    pld.compose(event, k)
+    rdp.compose(event, k)
+    rho = k * sens**2 / (2.0 * sigma**2)
+    return [
+        Row("exact", theory.gaussian_epsilon(delta=delta, sigma=effective, sensitivity=sens),
+            "Balle & Wang 2018, Thm 8 (k-fold = σ/√k)", delta),
+        Row("PLD", pld.get_epsilon(delta), "dp_accounting PLD accountant", delta),
+        Row("RDP", rdp.get_epsilon(delta), "dp_accounting RDP accountant", delta),
+        Row("zCDP (CKS)", theory.zcdp_to_dp(rho=rho, delta=delta),
+            f"ρ = kΔ²/(2σ²) = {rho:.5g}; Canonne, Kamath, Steinke 2020, Prop. 12", delta),
+        Row("zCDP (BS)", theory.zcdp_to_dp_simple(rho=rho, delta=delta),
+            "ρ + 2√(ρ log(1/δ)); Bun & Steinke 2016, Prop. 1.3", delta),
+    ]
+
+
+def calibrate_gaussian_rows(args: argparse.Namespace) -> list[Row]:
+    """σ needed for (ε, δ)-DP: analytic (exact) against the classical formula."""
+    owner = _owner(args)
+    eps = check_real(args.epsilon, "--epsilon", owner, low=0.0, low_open=True)
+    delta = check_real(args.delta, "--delta", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    sens = check_real(args.sensitivity, "--sensitivity", owner, low=0.0, low_open=True)
+    analytic = theory.gaussian_sigma(epsilon=eps, delta=delta, sensitivity=sens)
+    classical = theory.classical_gaussian_sigma(epsilon=eps, delta=delta, sensitivity=sens)
+    exact = theory.gaussian_epsilon(delta=delta, sigma=classical, sensitivity=sens)
+    validity = "valid" if eps < 1 else "NOT valid for ε ≥ 1"
+    return [
+        Row("analytic", analytic, "Balle & Wang 2018, Thm 8 / Alg. 1 (smallest σ)", delta, "σ"),
+        Row("classical", classical, f"Dwork & Roth 2014, Thm A.1 ({validity})", delta, "σ"),
+        Row("classical σ's true ε", exact, "Balle & Wang 2018, Thm 8", delta),
+    ]
+
+
+def subsample_rows(args: argparse.Namespace) -> list[Row]:
+    """Amplification by Poisson subsampling with rate q."""
+    owner = _owner(args)
+    eps = check_epsilon(args.epsilon, owner, "--epsilon")
+    d0 = check_delta(args.delta_each, owner, "--delta-each")
+    q = check_real(args.q, "--q", owner, low=0.0, high=1.0)
+    tight_eps, tight_delta = theory.poisson_subsampled(epsilon=eps, delta=d0, q=q)
+    rows = [
+        Row("no amplification", eps, "the mechanism itself", d0),
+        Row("Poisson, tight", tight_eps, "log(1 + q(e^ε − 1)); Balle, Barthe, Gaboardi 2018, Thm 8", tight_delta),
+    ]
+    if eps <= 1 and d0 == 0:
+        rows.append(Row("Smith 2qε", theory.smith_subsampled(epsilon=eps, q=q), "Smith 2009 (pure ε ≤ 1)", 0.0))
+    else:
+        rows.append(Row("Smith 2qε", None, "applies to pure ε ≤ 1 only"))
+    return rows
+
+
+def shuffle_rows(args: argparse.Namespace) -> list[Row]:
+    """Amplification by shuffling n reports of an ε0-LDP randomizer."""
+    owner = _owner(args)
+    eps0 = check_epsilon(args.epsilon0, owner, "--epsilon0")
+    n = check_int(args.n, "--n", owner)
+    delta = check_real(args.delta, "--delta", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    holds = theory.shuffling_condition(epsilon0=eps0, num_users=n, delta=delta)
+    note = "" if holds else " — condition ε0 ≤ log(n/(16 log(4/δ))) fails, so ε0"
+    return [
+        Row("local (no shuffling)", eps0, "the randomizer itself", 0.0),
+        Row("shuffled", theory.shuffled_epsilon(epsilon0=eps0, num_users=n, delta=delta),
+            f"Feldman, McMillan, Talwar 2021, Thm 3.1{note}", delta),
+    ]
+
+
+def group_rows(args: argparse.Namespace) -> list[Row]:
+    """Group privacy for datasets k records apart."""
+    owner = _owner(args)
+    eps = check_epsilon(args.epsilon, owner, "--epsilon")
+    delta = check_delta(args.delta, owner, "--delta")
+    k = check_int(args.k, "--k", owner)
+    group_eps, group_delta = theory.group_privacy(epsilon=eps, delta=delta, group_size=k)
+    return [
+        Row("one record", eps, "the mechanism itself", delta),
+        Row(f"group of {k}", group_eps, "(kε, δ(e^{kε} − 1)/(e^ε − 1)); Vadhan 2017, Lemma 2.2", group_delta),
+    ]
+
+
+def convert_rows(args: argparse.Namespace) -> list[Row]:
+    """Pure ε → zCDP and RDP (tight), and zCDP → (ε, δ) in both forms."""
+    owner = _owner(args)
+    delta = None if args.delta is None else check_real(
+        args.delta, "--delta", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    if args.rho is not None:
+        if delta is None:
+            raise InvalidParameterError(f"{owner} --rho needs --delta, the δ to convert to.")
+        return _zcdp_rows(check_real(args.rho, "--rho", owner, low=0.0), delta)
+    if args.epsilon is None:
+        raise InvalidParameterError(f"{owner} needs --epsilon (pure DP) or --rho (zCDP).")
+    eps = check_epsilon(args.epsilon, owner, "--epsilon")
+    alphas = [check_real(a, "--alpha", owner, low=1.0, low_open=True) for a in args.alpha or _DEFAULT_ALPHAS]
+    rho = theory.pure_to_zcdp(epsilon=eps)
+    rows = [
+        Row("pure → zCDP (tight)", rho, "ε(e^ε − 1)/(e^ε + 1); Steinke 2024, Thm 5", quantity="ρ"),
+        Row("pure → zCDP (ε²/2)", eps * eps / 2.0, "Bun & Steinke 2016, Prop. 1.4", quantity="ρ"),
+        *[Row(f"pure → RDP (α = {a:g})", theory.pure_to_rdp(epsilon=eps, alpha=a), "Steinke 2024, Thm 4",
+              quantity="ε̂(α)") for a in alphas],
+    ]
+    if delta is not None:
+        rdp = [theory.pure_to_rdp(epsilon=eps, alpha=a) for a in RDP_ORDERS]
+        rows.append(Row("exact (ε, δ)", theory.randomized_response_epsilon(delta=delta, epsilon0=eps),
+                        "randomized response profile (KOV 2015, Thm 2.1)", delta))
+        rows.append(Row("pure → RDP → (ε, δ)", theory.rdp_to_dp(alphas=RDP_ORDERS, rdp=rdp, delta=delta),
+                        "Canonne, Kamath, Steinke 2020, Prop. 12", delta))
+        rows.extend(_zcdp_rows(rho, delta))
+    return rows
+
+
+def _zcdp_rows(rho: float, delta: float) -> list[Row]:
+    return [
+        Row("zCDP → (ε, δ) (CKS)", theory.zcdp_to_dp(rho=rho, delta=delta),
+            f"ρ = {rho:.5g}; Canonne, Kamath, Steinke 2020, Cor. 13", delta),
+        Row("zCDP → (ε, δ) (BS)", theory.zcdp_to_dp_simple(rho=rho, delta=delta),
+            "ρ + 2√(ρ log(1/δ)); Bun & Steinke 2016, Prop. 1.3", delta),
+    ]
+
+
+def _format(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if math.isinf(value):
+        return "∞"
+    return f"{value:.5f}" if value >= 1e-3 or value == 0 else f"{value:.4g}"
+
+
+def render(title: str, rows: list[Row]) -> Table:
+    """Return the rich table of `rows`."""
+    table = Table(title=title)
+    for column, justify in (("bound", "left"), ("quantity", "left"), ("value", "right"), ("δ", "right"),
+                            ("theorem", "left")):
+        table.add_column(column, justify=justify)
+    for row in rows:
+        delta = "" if row.delta is None else f"{row.delta:.4g}"
+        table.add_row(row.bound, row.quantity, _format(row.value), delta, row.theorem)
+    return table
+
+
+_SUBCOMMANDS: dict[str, tuple[Callable[[argparse.Namespace], list[Row]], str]] = {
+    "compose": (compose_rows, "k-fold composition of an (ε, δ)-DP mechanism"),
+    "gaussian": (gaussian_rows, "ε(δ) of the Gaussian mechanism (k-fold)"),
+    "calibrate-gaussian": (calibrate_gaussian_rows, "σ for (ε, δ)-DP: analytic vs classical"),
+    "subsample": (subsample_rows, "amplification by Poisson subsampling"),
+    "shuffle": (shuffle_rows, "amplification by shuffling (Feldman, McMillan, Talwar)"),
+    "group": (group_rows, "group privacy for k records"),
+    "convert": (convert_rows, "pure → zCDP / RDP, zCDP → (ε, δ)"),
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the bounds of the chosen subcommand as a table (or JSON); return 0."""
+    rows_of, title = _SUBCOMMANDS[args.bounds_command]
+    rows = rows_of(args)
+    if args.json:
+        inputs = {k: v for k, v in vars(args).items() if k not in ("run", "json", "command", "bounds_command")}
+        print(json.dumps({"command": args.bounds_command, "inputs": inputs,
+                          "bounds": [row.to_dict() for row in rows]}, indent=2, ensure_ascii=False))
+    else:
+        Console().print(render(f"dpaudit bounds {args.bounds_command}: {title}", rows))
+    return 0
+
+
+def _add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    if name in ("compose", "subsample", "group"):
+        add("--epsilon", type=float, required=True, help="ε of one mechanism")
+    if name == "compose":
+        add("--k", type=int, required=True, help="number of mechanisms composed")
+        add("--delta", type=float, default=1e-5, help="target total δ (default 1e-5)")
+        add("--delta-each", type=float, default=0.0, help="δ of each mechanism (default 0)")
+    if name == "gaussian":
+        add("--sigma", type=float, required=True, help="standard deviation of the noise")
+        add("--sensitivity", type=float, default=1.0, help="ℓ2-sensitivity (default 1)")
+        add("--k", type=int, default=1, help="number of compositions (default 1)")
+        add("--delta", type=float, default=1e-5, help="target δ (default 1e-5)")
+    if name == "calibrate-gaussian":
+        add("--epsilon", type=float, required=True, help="target ε")
+        add("--delta", type=float, default=1e-5, help="target δ (default 1e-5)")
+        add("--sensitivity", type=float, default=1.0, help="ℓ2-sensitivity (default 1)")
+    if name == "subsample":
+        add("--q", type=float, required=True, help="Poisson sampling rate")
+        add("--delta-each", type=float, default=0.0, help="δ of the mechanism (default 0)")
+    if name == "shuffle":
+        add("--epsilon0", type=float, required=True, help="ε0 of the local randomizer")
+        add("--n", type=int, required=True, help="number of users")
+        add("--delta", type=float, default=1e-5, help="target δ (default 1e-5)")
+    if name == "group":
+        add("--delta", type=float, default=0.0, help="δ of the mechanism (default 0)")
+        add("--k", type=int, required=True, help="group size (records apart)")
+    if name == "convert":
+        add("--epsilon", type=float, help="pure ε to convert")
+        add("--rho", type=float, help="zCDP ρ to convert")
+        add("--alpha", type=float, action="append", help="Rényi order (repeatable; default 2, 5, 10, 32)")
+        add("--delta", type=float, help="δ for conversions to (ε, δ)")
+    add("--json", action="store_true", help="print JSON")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `bounds` subcommand and its calculators."""
+    parser = subparsers.add_parser("bounds", help="theory upper bounds side by side (composition, amplification, ...)")
+    inner = parser.add_subparsers(dest="bounds_command", required=True, metavar="KIND")
+    for name, (_, help_text) in _SUBCOMMANDS.items():
+        _add_arguments(name, inner.add_parser(name, help=help_text, description=help_text))
+    parser.set_defaults(run=run)

@@ -1,0 +1,269 @@
+"""The tightest ε that theory gives for a mechanism's event, at a given δ.
+
+`upper_bound(event, delta=δ)` dispatches on the event: closed forms where
+they are exact and cheap (method "exact"), the proven claim of an
+`EpsilonDeltaDpEvent` ("claim-proof"), shuffling ("shuffling-fmt"), group
+privacy ("group"), generic Poisson subsampling ("subsampling"), and
+otherwise dp_accounting's pessimistic privacy loss distributions ("pld").
+Every number returned is an upper bound: numerical roots are rounded up and
+PLDs are pessimistic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable
+
+from dp_accounting import dp_event
+from dp_accounting.privacy_accountant import NeighboringRelation
+
+from audit.theory.amplification import shuffled_epsilon
+from audit.theory.composition import kov_epsilon
+from audit.theory.event_pld import PLD, event_pld, has_library_pld, non_private_pld, privacy_parameters_pld
+from audit.theory.group import group_epsilon
+from audit.theory.profiles import gdp_epsilon, laplace_epsilon, randomized_response_epsilon
+from mechanisms.errors import InvalidParameterError
+from mechanisms.events import EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
+from mechanisms.validation import check_delta, check_int
+
+Profile = Callable[[float], float]
+
+_RELATIONS = {
+    "add-remove": NeighboringRelation.ADD_OR_REMOVE_ONE,
+    "replace-one": NeighboringRelation.REPLACE_ONE,
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class UpperBound:
+    """The mechanism is (`epsilon`, `delta`)-DP by the theorem or accountant named in `method`."""
+
+    epsilon: float
+    delta: float
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return {"epsilon", "delta", "method"}, epsilon None when infinite (the JSON `upper_bound`)."""
+        return {
+            "epsilon": self.epsilon if math.isfinite(self.epsilon) else None,
+            "delta": self.delta,
+            "method": self.method,
+        }
+
+
+def upper_bound(event: dp_event.DpEvent, *, delta: float, relation: str = "add-remove") -> UpperBound:
+    """Return the smallest ε at `delta` that theory gives for `event` under `relation`.
+
+    `relation` is "add-remove" or "replace-one". Conventions follow
+    dp_accounting: Gaussian/Laplace noise multipliers are relative to the
+    bound C on one record's contribution, so replace-one has sensitivity 2C;
+    randomized response is analysed for a change of its input (replace-one),
+    which also bounds add/remove. `ShuffledDpEvent` is analysed for n users
+    with one user's data changed. Unknown events give ε = inf with method
+    "unknown".
+    """
+    delta = check_delta(delta, "upper_bound")
+    profile, method = epsilon_profile(event, relation=_relation(relation))
+    return UpperBound(epsilon=float(profile(delta)), delta=delta, method=method)
+
+
+def _relation(relation: object) -> NeighboringRelation:
+    key = getattr(relation, "value", relation)
+    if key not in _RELATIONS:
+        choices = ", ".join(repr(name) for name in _RELATIONS)
+        raise InvalidParameterError(
+            f"The 'relation' parameter of upper_bound must be one of {choices}; got {relation!r} instead."
+        )
+    return _RELATIONS[key]
+
+
+def epsilon_profile(event: dp_event.DpEvent, *, relation: NeighboringRelation) -> tuple[Profile, str]:
+    """Return (δ ↦ upper bound on ε(δ), method) for `event`; see `upper_bound`."""
+    special = _special_profile(event, relation)
+    if special is not None:
+        return special
+    exact = _exact_profile(event, relation)
+    if exact is not None:
+        return exact, "exact"
+    return _pld_profile(event, relation)
+
+
+def _special_profile(event: dp_event.DpEvent, relation: NeighboringRelation) -> tuple[Profile, str] | None:
+    if isinstance(event, dp_event.NoOpDpEvent):
+        return (lambda d: 0.0), "exact"
+    if isinstance(event, dp_event.NonPrivateDpEvent):
+        return (lambda d: math.inf), "non-private"
+    if isinstance(event, dp_event.UnsupportedDpEvent):
+        return (lambda d: math.inf), "unknown"
+    if isinstance(event, EpsilonDeltaDpEvent):
+        return _claim_profile(event), "claim-proof"
+    if isinstance(event, ShuffledDpEvent):
+        return _shuffled_profile(event), "shuffling-fmt"
+    if isinstance(event, GroupDpEvent):
+        return _group_profile(event, relation)
+    if isinstance(event, dp_event.PoissonSampledDpEvent) and not has_library_pld(event, relation):
+        return _subsampled_profile(event, relation)
+    return None
+
+
+def _claim_profile(event: EpsilonDeltaDpEvent) -> Profile:
+    """ε(δ) of the (ε0, δ0) region: RR with ε0 plus a δ0 atom (Kairouz, Oh, Viswanath, Thm 2.1)."""
+
+    def profile(delta: float) -> float:
+        if delta < event.delta or not math.isfinite(event.epsilon):
+            return math.inf
+        if event.delta == 0.0 and delta == 0.0:
+            return float(event.epsilon)
+        rest = (delta - event.delta) / (1.0 - event.delta)
+        return min(float(event.epsilon), randomized_response_epsilon(delta=rest, epsilon0=event.epsilon))
+
+    return profile
+
+
+def _shuffled_profile(event: ShuffledDpEvent) -> Profile:
+    def profile(delta: float) -> float:
+        if delta == 0.0:
+            return float(event.local_epsilon)
+        return shuffled_epsilon(epsilon0=event.local_epsilon, num_users=event.num_users, delta=delta)
+
+    return profile
+
+
+def _group_profile(event: GroupDpEvent, relation: NeighboringRelation) -> tuple[Profile, str]:
+    """Group privacy; Laplace and Gaussian noise scale with the group's sensitivity kC instead (exact)."""
+    k = check_int(event.group_size, "group_size", "GroupDpEvent")
+    inner = event.event
+    if isinstance(inner, dp_event.LaplaceDpEvent):
+        return epsilon_profile(dp_event.LaplaceDpEvent(inner.noise_multiplier / k), relation=relation)[0], "group"
+    if isinstance(inner, dp_event.GaussianDpEvent):
+        return epsilon_profile(dp_event.GaussianDpEvent(inner.noise_multiplier / k), relation=relation)[0], "group"
+    inner_profile, inner_method = epsilon_profile(inner, relation=relation)
+    if inner_method == "unknown":
+        return inner_profile, inner_method
+    return (lambda delta: group_epsilon(inner_profile, group_size=k, delta=delta)), "group"
+
+
+def _subsampled_profile(event: dp_event.PoissonSampledDpEvent, relation: NeighboringRelation) -> tuple[Profile, str]:
+    """Poisson subsampling of any event: (log(1 + q(e^ε − 1)), qδ) for add/remove (Balle et al. 2018, Thm 8);
+    (ε, qδ) for replace-one (joint convexity of the hockey-stick divergence)."""
+    q = event.sampling_probability
+    inner, inner_method = epsilon_profile(event.event, relation=relation)
+    if inner_method == "unknown":
+        return inner, inner_method
+
+    def profile(delta: float) -> float:
+        if delta >= q:
+            return 0.0
+        eps_in = inner(delta / q)
+        if relation == NeighboringRelation.REPLACE_ONE:
+            return eps_in
+        return math.log1p(q * math.expm1(eps_in)) if math.isfinite(eps_in) else math.inf
+
+    return profile, "subsampling"
+
+
+def _exact_profile(event: dp_event.DpEvent, relation: NeighboringRelation) -> Profile | None:
+    """Closed forms: Laplace, compositions of Gaussians, k-ary RR, k-fold binary RR or (ε, δ) claims."""
+    sensitivity = 2.0 if relation == NeighboringRelation.REPLACE_ONE else 1.0
+    if isinstance(event, dp_event.LaplaceDpEvent) and event.noise_multiplier > 0:
+        eps0 = sensitivity / event.noise_multiplier
+        return lambda delta: laplace_epsilon(delta=delta, epsilon0=eps0)
+    if isinstance(event, dp_event.RandomizedResponseDpEvent) and 0 < event.noise_parameter and event.num_buckets > 1:
+        k = event.num_buckets
+        eps0 = math.log1p(k * (1.0 - event.noise_parameter) / event.noise_parameter)
+        return lambda delta: randomized_response_epsilon(delta=delta, epsilon0=eps0, num_buckets=k)
+    kov = _kov_profile(event)
+    if kov is not None:
+        return kov
+    mu = _gaussian_mu(event)
+    if mu is not None and mu > 0 and math.isfinite(mu):
+        return lambda delta: gdp_epsilon(delta=delta, mu=sensitivity * mu)
+    return None
+
+
+def _kov_profile(event: dp_event.DpEvent) -> Profile | None:
+    """k-fold binary RR or k-fold (ε, δ) claim: the optimal composition theorem is exact (KOV Thm 3.3)."""
+    if not isinstance(event, dp_event.SelfComposedDpEvent) or event.count < 1:
+        return None
+    inner, k = event.event, event.count
+    if isinstance(inner, EpsilonDeltaDpEvent):
+        eps0, delta0 = float(inner.epsilon), float(inner.delta)
+    elif (
+        isinstance(inner, dp_event.RandomizedResponseDpEvent)
+        and inner.num_buckets == 2
+        and 0 < inner.noise_parameter
+    ):
+        eps0, delta0 = math.log1p(2.0 * (1.0 - inner.noise_parameter) / inner.noise_parameter), 0.0
+    else:
+        return None
+    return lambda delta: kov_epsilon(epsilon=eps0, delta=delta0, k=k, target_delta=delta)
+
+
+def _gaussian_mu(event: dp_event.DpEvent) -> float | None:
+    """Return μ = √(Σ 1/σ_i²) when `event` composes only Gaussian events (μ-GDP composition,
+    Dong, Roth, Su, arXiv 1905.02383, Cor. 3.3), else None."""
+    if isinstance(event, dp_event.GaussianDpEvent):
+        return math.inf if event.noise_multiplier == 0 else 1.0 / event.noise_multiplier
+    if isinstance(event, dp_event.SelfComposedDpEvent):
+        inner = _gaussian_mu(event.event)
+        return None if inner is None else math.sqrt(event.count) * inner
+    if isinstance(event, dp_event.ComposedDpEvent) and event.events:
+        parts = [_gaussian_mu(part) for part in event.events]
+        if any(part is None for part in parts):
+            return None
+        return math.sqrt(sum(part * part for part in parts))
+    return None
+
+
+def _needs_budget(event: dp_event.DpEvent, relation: NeighboringRelation) -> bool:
+    """True for parts bounded at a chosen δ rather than by a PLD: shuffling, group, generic subsampling."""
+    if isinstance(event, dp_event.PoissonSampledDpEvent):
+        return not has_library_pld(event, relation)
+    return isinstance(event, (ShuffledDpEvent, GroupDpEvent))
+
+
+def _budgeted_leaves(event: dp_event.DpEvent, relation: NeighboringRelation) -> int:
+    """Count (with multiplicity) the parts that need a share of δ when composed."""
+    if isinstance(event, dp_event.SelfComposedDpEvent):
+        return event.count * _budgeted_leaves(event.event, relation)
+    if isinstance(event, dp_event.ComposedDpEvent):
+        return sum(_budgeted_leaves(part, relation) for part in event.events)
+    return int(_needs_budget(event, relation))
+
+
+def _supported(event: dp_event.DpEvent, relation: NeighboringRelation) -> bool:
+    """True when every part of `event` has some bound (a PLD, a claim, or a budgeted theorem)."""
+    if isinstance(event, dp_event.SelfComposedDpEvent):
+        return _supported(event.event, relation)
+    if isinstance(event, dp_event.ComposedDpEvent):
+        return all(_supported(part, relation) for part in event.events)
+    if isinstance(event, (dp_event.NoOpDpEvent, dp_event.NonPrivateDpEvent, EpsilonDeltaDpEvent)):
+        return True
+    if _needs_budget(event, relation):
+        return epsilon_profile(event, relation=relation)[1] != "unknown"
+    return has_library_pld(event, relation)
+
+
+def _pld_profile(event: dp_event.DpEvent, relation: NeighboringRelation) -> tuple[Profile, str]:
+    """ε(δ) from the composed pessimistic PLD; parts without a PLD enter as (ε_i, δ/(2m)) with m such parts."""
+    if not _supported(event, relation):
+        return (lambda d: math.inf), "unknown"
+    leaves = _budgeted_leaves(event, relation)
+
+    def build(delta: float) -> PLD | None:
+        share = delta / (2.0 * leaves) if leaves else 0.0
+        return event_pld(event, relation=relation, leaf_pld=lambda leaf: _leaf_pld(leaf, relation, share))
+
+    if leaves == 0:
+        fixed = build(0.0)
+        return (lambda d: float(fixed.get_epsilon_for_delta(d))), "pld"
+    return (lambda d: float(build(d).get_epsilon_for_delta(d))), "pld"
+
+
+def _leaf_pld(leaf: dp_event.DpEvent, relation: NeighboringRelation, share: float) -> PLD:
+    """A dominating PLD for a part that has none in dp_accounting: its claim, or its bound at δ = `share`."""
+    if isinstance(leaf, EpsilonDeltaDpEvent):
+        return privacy_parameters_pld(float(leaf.epsilon), float(leaf.delta))
+    eps = epsilon_profile(leaf, relation=relation)[0](share)
+    return privacy_parameters_pld(eps, share) if math.isfinite(eps) else non_private_pld()
