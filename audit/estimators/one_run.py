@@ -1,0 +1,200 @@
+"""One-run auditing: Steinke, Nasr, Jagielski, "Privacy Auditing with One (1) Training Run".
+
+NeurIPS 2023, arXiv 2305.08846. m canaries, each included independently with
+probability 1/2, one run of the mechanism, every canary scored. The auditor
+guesses IN for the k+ highest scores, OUT for the k− lowest and abstains on
+the rest: r = k+ + k− guesses, v of them correct. If the mechanism is
+(ε, δ)-DP with respect to each canary, the number W of correct guesses obeys
+(their main theorem for approximate DP)
+
+    P[W ≥ v] ≤ f(v) + 2mδ · max_{1≤i≤v} (f(v−i) − f(v)) / i,
+    f(v) = P[Binomial(r, e^ε/(1+e^ε)) ≥ v].
+
+The right side is a p-value for the hypothesis "(ε, δ)-DP"; the bound is
+the largest ε it rejects at level β = 1 − confidence. k+ and k− must be
+fixed before the scores are seen, or chosen from a small fixed list with
+the choice paid for (Bonferroni: β divided by the length of the list).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import expit
+from scipy.stats import binom
+
+from audit.estimators.lower_bound import LowerBound
+from audit.estimators.observations import Observations
+from mechanisms.errors import InvalidParameterError
+from mechanisms.validation import check_delta, check_int, check_probability_open
+
+GAME_REQUIREMENT = "each canary included independently with probability 1/2"
+
+
+@dataclasses.dataclass(frozen=True)
+class Guesses:
+    """One rule's outcome: IN for the `k_plus` highest scores, OUT for the `k_minus` lowest."""
+
+    k_plus: int
+    k_minus: int
+    correct: int
+
+    @property
+    def guesses(self) -> int:
+        """Return r = k+ + k−, the number of canaries guessed (the rest abstained on)."""
+        return self.k_plus + self.k_minus
+
+    def details(self) -> dict[str, Any]:
+        """Return the evidence for `LowerBound.details`."""
+        return {"k_plus": self.k_plus, "k_minus": self.k_minus, "guesses": self.guesses,
+                "correct": self.correct}
+
+
+def check_guess_counts(guess_counts: Any, canaries: int, owner: str) -> list[tuple[int, int]]:
+    """Return `guess_counts` as a non-empty list of (k+, k−) pairs with 1 ≤ k+ + k− ≤ canaries."""
+    try:
+        pairs = [(int(kp), int(km)) for kp, km in guess_counts]
+    except (TypeError, ValueError):
+        raise InvalidParameterError(
+            f"The 'guess_counts' parameter of {owner} must be a list of (k_plus, k_minus) "
+            f"pairs; got {guess_counts!r} instead."
+        ) from None
+    if not pairs:
+        raise InvalidParameterError(f"The 'guess_counts' parameter of {owner} must not be empty.")
+    for kp, km in pairs:
+        check_int(kp, "k_plus", owner, low=0)
+        check_int(km, "k_minus", owner, low=0)
+        if not 1 <= kp + km <= canaries:
+            raise InvalidParameterError(
+                f"{owner} needs 1 ≤ k_plus + k_minus ≤ {canaries} (the number of canaries); "
+                f"got k_plus={kp}, k_minus={km}."
+            )
+    return pairs
+
+
+def make_guesses(
+    obs: Observations, *, guess_counts: Sequence[tuple[int, int]], rng: np.random.Generator
+) -> list[Guesses]:
+    """Return the outcome of each (k+, k−) rule on `obs`, ties in the scores broken at random.
+
+    Random tie-breaking keeps the guesses a function of the scores alone
+    (never of the canaries' order, which may follow the truth).
+    """
+    order = rng.permutation(obs.size)
+    ranked = order[np.argsort(-obs.scores[order], kind="stable")]
+    in_among_top = np.concatenate([[0], np.cumsum(obs.truth[ranked])])
+    n_in = int(in_among_top[-1])
+    return [
+        Guesses(k_plus=kp, k_minus=km,
+                correct=int(in_among_top[kp]) + km - (n_in - int(in_among_top[obs.size - km])))
+        for kp, km in guess_counts
+    ]
+
+
+def one_run_p_value(*, canaries: int, guesses: int, correct: int, epsilon: float,
+                    delta: float) -> float:
+    """Return the p-value of "(ε, δ)-DP" after `correct` of `guesses` right among `canaries`.
+
+    f(v) + 2mδ · max_{1≤i≤v} (f(v−i) − f(v)) / i with f(v) = P[Binomial(r,
+    e^ε/(1+e^ε)) ≥ v] (Steinke, Nasr, Jagielski 2023), capped at 1; the max
+    is taken over all i at once with vectorized binomial tails.
+    """
+    q = expit(epsilon)
+    tail = float(binom.sf(correct - 1, guesses, q))
+    if delta == 0.0 or correct == 0:
+        return tail
+    i = np.arange(1, correct + 1)
+    excess = binom.sf(correct - i - 1, guesses, q) - tail
+    return min(1.0, tail + 2.0 * canaries * delta * float(np.max(excess / i)))
+
+
+def largest_rejected(objective: Callable[[float], float], *, xtol: float = 1e-7) -> float:
+    """Return the largest x ≥ 0 with objective(x) > 0 (rejected), 0 if objective(0) ≤ 0.
+
+    `objective` must be continuous and have a single sign change from
+    positive to non-positive on x ≥ 0 (checked for the one-run p-values in
+    tests); the root is found by doubling then brentq, and the value returned
+    is on the rejected side.
+    """
+    if objective(0.0) <= 0.0:
+        return 0.0
+    low, high = 0.0, 1.0
+    while objective(high) > 0.0:
+        low, high = high, 2.0 * high
+    root = float(brentq(objective, low, high, xtol=xtol))
+    return root if objective(root) > 0.0 else max(low, root - 2.0 * xtol)
+
+
+def one_run_epsilon(*, canaries: int, guesses: int, correct: int, delta: float,
+                    beta: float) -> float:
+    """Return the largest ε whose one-run p-value is ≤ beta.
+
+    With probability ≥ 1 − beta the mechanism is not (ε', δ)-DP for any ε' below it.
+    """
+    return largest_rejected(
+        lambda eps: beta - one_run_p_value(canaries=canaries, guesses=guesses,
+                                           correct=correct, epsilon=eps, delta=delta)
+    )
+
+
+def best_of_guesses(
+    outcomes: Sequence[Guesses], bound: Callable[[Guesses], float],
+    still_rejects: Callable[[Guesses, float], bool],
+) -> tuple[Guesses, float]:
+    """Return the outcome with the largest `bound(outcome)` and that bound (0 if none rejects).
+
+    Outcomes that do not reject at the best value so far are skipped
+    (`still_rejects(outcome, best)` False), as their bound cannot exceed it.
+    """
+    best, best_value = outcomes[0], 0.0
+    for outcome in outcomes:
+        if outcome.correct == 0 or (best_value > 0.0 and not still_rejects(outcome, best_value)):
+            continue
+        value = bound(outcome)
+        if value > best_value:
+            best, best_value = outcome, value
+    return best, best_value
+
+
+def one_run_lower_bound(
+    obs: Observations,
+    *,
+    delta: float,
+    confidence: float = 0.95,
+    guess_counts: Sequence[tuple[int, int]],
+    rng: np.random.Generator | int,
+) -> LowerBound:
+    """Return the assumption-free one-run ε lower bound (Steinke, Nasr, Jagielski 2023).
+
+    `guess_counts` lists the (k+, k−) rules, fixed before the scores were
+    seen; with several, β = 1 − confidence is split evenly among them
+    (Bonferroni) and the best is reported. With probability ≥ `confidence`,
+    the mechanism is not (ε', δ)-DP with respect to one canary for any ε' <
+    the returned ε, provided the truth was drawn as the game requires (each
+    canary included independently with probability 1/2).
+    """
+    owner = "one_run_lower_bound"
+    delta = check_delta(delta, owner)
+    beta = 1.0 - check_probability_open(confidence, "confidence", owner)
+    pairs = check_guess_counts(guess_counts, obs.size, owner)
+    each = beta / len(pairs)
+    outcomes = make_guesses(obs, guess_counts=pairs, rng=np.random.default_rng(rng))
+
+    def p_value(g: Guesses, eps: float) -> float:
+        return one_run_p_value(canaries=obs.size, guesses=g.guesses, correct=g.correct,
+                               epsilon=eps, delta=delta)
+
+    best, epsilon = best_of_guesses(
+        outcomes,
+        bound=lambda g: one_run_epsilon(canaries=obs.size, guesses=g.guesses,
+                                           correct=g.correct, delta=delta, beta=each),
+        still_rejects=lambda g, eps: p_value(g, eps) <= each,
+    )
+    return LowerBound(
+        epsilon=epsilon, confidence=confidence, method="one-run", delta=delta, trials=obs.size,
+        details={"canaries": obs.size, **best.details(), "candidates": [list(p) for p in pairs],
+                 "beta_per_candidate": each, "game": GAME_REQUIREMENT},
+    )

@@ -1,0 +1,263 @@
+"""ε lower bound from canary scores by thresholding, with the threshold choice paid for.
+
+The test "guess IN (D1) when score ≥ t" has FPR = share of OUT scores ≥ t and
+FNR = share of IN scores < t. Kairouz, Oh, Viswanath (ICML 2015, Thm 2.1) turn
+the rates of any fixed test into an ε lower bound; Jagielski, Ullman, Oprea
+(NeurIPS 2020) make it a confidence bound with Clopper–Pearson upper bounds.
+A threshold picked by looking at the same scores is not fixed, so its choice
+is paid for by one of two strategies, small frozen objects in the manner of
+jax_privacy's auditing module:
+
+- `Split`: choose the threshold on a random selection part of the canaries,
+  bound its rates on the other, untouched part (full β on one test).
+- `Bonferroni`: evaluate K thresholds fixed in advance (given, or quantiles of
+  a small selection part) on the estimation canaries and pay β/K for each.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Union
+
+import numpy as np
+from scipy.special import expit
+
+from audit.estimators.clopper_pearson import epsilon_lower_bound
+from audit.estimators.lower_bound import LowerBound
+from audit.estimators.observations import Observations
+from mechanisms.errors import InvalidParameterError
+from mechanisms.validation import check_delta, check_int, check_probability_open
+
+CountBound = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float], np.ndarray]
+"""`bound(fp, n0, fn, n1, beta)`: one certified value per test, from its error counts."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Split:
+    """Choose the threshold on `fraction` of the canaries; bound its rates on the rest."""
+
+    fraction: float = 0.5
+
+    def __post_init__(self) -> None:
+        check_probability_open(self.fraction, "fraction", "Split")
+
+    def describe(self) -> str:
+        """Return a short label for reports."""
+        return f"split({self.fraction:g})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Bonferroni:
+    """Evaluate K thresholds fixed before the estimation scores are seen; pay β/K each.
+
+    Give either `thresholds` (a grid chosen without looking at the scores;
+    all canaries then estimate) or `count` = K (the grid is K quantiles of
+    the pooled scores of a random `fraction` of the canaries, at levels
+    evenly spaced in logit so that both tails are covered; those canaries are
+    then left out of the estimation).
+    """
+
+    thresholds: tuple[float, ...] = ()
+    count: int = 0
+    fraction: float = 0.1
+
+    def __post_init__(self) -> None:
+        try:
+            grid = tuple(float(t) for t in np.asarray(self.thresholds, dtype=float).reshape(-1))
+        except (TypeError, ValueError):
+            raise InvalidParameterError("Bonferroni needs numeric thresholds.") from None
+        object.__setattr__(self, "thresholds", grid)
+        if bool(grid) == bool(self.count):
+            raise InvalidParameterError(
+                "Bonferroni needs either a grid of 'thresholds' or a 'count' of quantile "
+                "thresholds, not both and not neither."
+            )
+        if grid and not np.all(np.isfinite(grid)):
+            raise InvalidParameterError("Bonferroni needs finite thresholds.")
+        if self.count:
+            check_int(self.count, "count", "Bonferroni")
+        check_probability_open(self.fraction, "fraction", "Bonferroni")
+
+    @property
+    def size(self) -> int:
+        """Return K, the number of thresholds paid for."""
+        return len(self.thresholds) or self.count
+
+    def describe(self) -> str:
+        """Return a short label for reports."""
+        if self.thresholds:
+            return f"bonferroni({self.size} fixed thresholds)"
+        return f"bonferroni({self.count} quantiles of {self.fraction:g})"
+
+
+ThresholdStrategy = Union[Split, Bonferroni]
+
+
+@dataclasses.dataclass(frozen=True)
+class ThresholdTest:
+    """The threshold test an estimator settled on, with the counts its bound used.
+
+    `value` is the certified bound of the test (ε or μ, per the estimator),
+    computed from (fp of n0, fn of n1) with failure probability `beta`;
+    `tried` thresholds were paid for.
+    """
+
+    threshold: float
+    value: float
+    fp: int
+    n0: int
+    fn: int
+    n1: int
+    beta: float
+    tried: int
+    strategy: str
+
+    def details(self) -> dict[str, Any]:
+        """Return the evidence for `LowerBound.details`."""
+        return {
+            "threshold": self.threshold, "fp": self.fp, "n0": self.n0, "fn": self.fn,
+            "n1": self.n1, "strategy": self.strategy, "thresholds_tried": self.tried,
+            "beta_per_threshold": self.beta,
+        }
+
+
+def error_counts(obs: Observations, thresholds: Any) -> tuple[np.ndarray, int, np.ndarray, int]:
+    """Return (fp, n0, fn, n1) of the tests "guess IN when score ≥ t", one per threshold.
+
+    fp counts OUT canaries with score ≥ t among n0 OUT, fn counts IN canaries
+    with score < t among n1 IN.
+    """
+    t = np.asarray(thresholds, dtype=float)
+    out_sorted = np.sort(obs.out_scores)
+    fn = np.searchsorted(np.sort(obs.in_scores), t, side="left")
+    fp = out_sorted.size - np.searchsorted(out_sorted, t, side="left")
+    return fp, obs.n_out, fn, obs.n_in
+
+
+def select_test(
+    obs: Observations,
+    *,
+    strategy: ThresholdStrategy,
+    beta: float,
+    rng: np.random.Generator,
+    bound: CountBound,
+) -> ThresholdTest:
+    """Return the best threshold test under `strategy`; its bound holds w.p. ≥ 1 − beta.
+
+    Sound because the reported bound either comes from canaries not used to
+    choose the threshold (`Split`), or is the maximum of K bounds each at
+    β/K on thresholds fixed before the estimation scores (`Bonferroni`,
+    union bound).
+    """
+    obs.require_both_classes("A threshold estimator")
+    if isinstance(strategy, Split):
+        return _split_test(obs, strategy, beta, rng, bound)
+    if isinstance(strategy, Bonferroni):
+        return _bonferroni_test(obs, strategy, beta, rng, bound)
+    raise InvalidParameterError(
+        f"The 'strategy' parameter must be a Split or a Bonferroni; got {strategy!r} instead."
+    )
+
+
+def _split_test(
+    obs: Observations, strategy: Split, beta: float, rng: np.random.Generator, bound: CountBound
+) -> ThresholdTest:
+    selection, estimation = _split_both(obs, strategy.fraction, rng)
+    candidates = tail_candidates(selection.scores)
+    fp, n0, fn, n1 = error_counts(selection, candidates)
+    # Rank candidates by the bound they would get on the estimation part's
+    # sizes at β/K, as if paid for: it discounts thresholds that look good by chance.
+    m0, m1 = estimation.n_out, estimation.n_in
+    predicted = bound(fp * (m0 / n0), np.full(fp.shape, m0), fn * (m1 / n1),
+                      np.full(fn.shape, m1), beta / candidates.size)
+    threshold = float(candidates[int(np.argmax(predicted))])
+    return _evaluate(estimation, np.array([threshold]), beta, bound, strategy.describe())
+
+
+def _bonferroni_test(
+    obs: Observations, strategy: Bonferroni, beta: float, rng: np.random.Generator,
+    bound: CountBound,
+) -> ThresholdTest:
+    if strategy.thresholds:
+        grid, estimation = np.array(strategy.thresholds), obs
+    else:
+        selection, estimation = _split_both(obs, strategy.fraction, rng)
+        grid = tail_quantiles(selection.scores, strategy.count)
+    return _evaluate(estimation, grid, beta / strategy.size, bound, strategy.describe(),
+                     tried=strategy.size)
+
+
+def tail_candidates(scores: np.ndarray, per_side: int = 400) -> np.ndarray:
+    """Return candidate thresholds: scores at ranks geometrically spaced from each end.
+
+    Large ε is certified in the tails, where single order statistics matter,
+    so ranks are dense near both ends and sparse in the middle; at most
+    2·`per_side` candidates keep the selection fast and limit over-fitting.
+    """
+    unique = np.unique(scores)
+    ranks = np.unique(np.geomspace(1, unique.size, per_side).astype(int))
+    return np.unique(np.concatenate([unique[ranks - 1], unique[unique.size - ranks]]))
+
+
+def tail_quantiles(scores: np.ndarray, count: int) -> np.ndarray:
+    """Return `count` quantiles of `scores` at levels evenly spaced in logit from 1/n to 1 − 1/n.
+
+    The spacing reaches into both tails, where large ε is certified.
+    """
+    n = scores.size
+    if count == 1:
+        return np.quantile(scores, [0.5])
+    span = np.log(max(n - 1, 1))
+    return np.quantile(scores, expit(np.linspace(-span, span, count)))
+
+
+def _evaluate(
+    obs: Observations, grid: np.ndarray, beta: float, bound: CountBound, label: str,
+    tried: int = 1,
+) -> ThresholdTest:
+    fp, n0, fn, n1 = error_counts(obs, grid)
+    values = np.asarray(bound(fp, np.full(fp.shape, n0), fn, np.full(fn.shape, n1), beta))
+    best = int(np.argmax(values))
+    return ThresholdTest(
+        threshold=float(grid[best]), value=float(values[best]), fp=int(fp[best]), n0=n0,
+        fn=int(fn[best]), n1=n1, beta=beta, tried=tried, strategy=label,
+    )
+
+
+def _split_both(
+    obs: Observations, fraction: float, rng: np.random.Generator
+) -> tuple[Observations, Observations]:
+    selection, estimation = obs.split(rng, fraction)
+    selection.require_both_classes("The selection part of a split")
+    estimation.require_both_classes("The estimation part of a split")
+    return selection, estimation
+
+
+def threshold_lower_bound(
+    obs: Observations,
+    *,
+    delta: float,
+    confidence: float = 0.95,
+    strategy: ThresholdStrategy = Split(),
+    rng: np.random.Generator | int,
+) -> LowerBound:
+    """Return the assumption-free (ε, δ) lower bound of the best threshold test on `obs`.
+
+    With probability ≥ `confidence`, the mechanism that produced the scores is
+    not (ε', δ)-DP for any ε' < the returned ε (KOV Thm 2.1 with
+    Clopper–Pearson upper bounds on FPR and FNR at β/2 each, β = 1 −
+    confidence, the threshold paid for by `strategy`). Sound when IN and OUT
+    scores are independent draws of the mechanism's output on the two
+    neighbouring inputs, as in a multi-run membership game.
+    """
+    delta = check_delta(delta, "threshold_lower_bound")
+    beta = 1.0 - check_probability_open(confidence, "confidence", "threshold_lower_bound")
+    test = select_test(
+        obs, strategy=strategy, beta=beta, rng=np.random.default_rng(rng),
+        bound=lambda fp, n0, fn, n1, b: epsilon_lower_bound(fp, n0, fn, n1, delta=delta, beta=b),
+    )
+    return LowerBound(
+        epsilon=test.value, confidence=confidence, method="clopper-pearson", delta=delta,
+        trials=test.n0 + test.n1, fpr=test.fp / test.n0, fnr=test.fn / test.n1,
+        details={"canaries": obs.size, **test.details()},
+    )
