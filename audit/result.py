@@ -79,7 +79,8 @@ class AuditResult:
             ("lower bound (certified)", f"ε = {lb.epsilon:.4f} at confidence {lb.confidence:g} [{lb.method}]"),
             *[(f"  under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in self.secondary],
             ("test", self.test),
-            ("observed rates", f"FPR = {_fmt(lb.fpr)}, FNR = {_fmt(lb.fnr)} on {lb.trials:,} held-out trials each"),
+            ("observed rates", f"FPR = {_fmt(lb.fpr)}, FNR = {_fmt(lb.fnr)} on {lb.details.get('held_out', lb.trials):,} "
+             f"held-out trials per dataset ({lb.trials:,} drawn)"),
             ("tightness", _fmt(self.tightness)),
             ("verdict", self.verdict.upper() if self.verdict == VIOLATION else self.verdict),
             ("seed / seconds", f"{self.seed} / {self.seconds:.2f}"),

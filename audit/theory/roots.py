@@ -11,8 +11,6 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from scipy.optimize import brentq
-
 _XTOL = 1e-12
 _CEILING = 1e4
 
@@ -21,8 +19,12 @@ def smallest_epsilon(delta_of_epsilon: Callable[[float], float], delta: float) -
     """Return the smallest ε ≥ 0 with `delta_of_epsilon(ε) ≤ delta`, never below the true root.
 
     Sound when `delta_of_epsilon` is non-increasing in ε (every privacy
-    profile is: δ(ε) = sup_S P0(S) − e^ε P1(S)). Returns `math.inf` when no ε
-    up to 1e4 reaches `delta` (e.g. δ = 0 for a mechanism that is not pure DP).
+    profile is: δ(ε) = sup_S P0(S) − e^ε P1(S)). Bisection on the predicate
+    keeps a feasible upper end at every step, so the value returned always
+    satisfies the target, also where the profile is flat at δ = 0 beyond a
+    pure-DP ε (where a root finder may return any point of the flat part).
+    Returns `math.inf` when no ε up to 1e4 reaches `delta` (e.g. δ = 0 for a
+    mechanism that is not pure DP).
     """
     if delta_of_epsilon(0.0) <= delta:
         return 0.0
@@ -31,10 +33,11 @@ def smallest_epsilon(delta_of_epsilon: Callable[[float], float], delta: float) -
         high *= 2.0
         if high > _CEILING:
             return math.inf
-    root = brentq(lambda eps: delta_of_epsilon(eps) - delta, high / 2.0 if high > 1.0 else 0.0, high, xtol=_XTOL)
-    step = _XTOL + 4.0 * abs(root) * 2.0**-52
-    upper = root + step
-    while delta_of_epsilon(upper) > delta:
-        step *= 2.0
-        upper = min(root + step, high)
-    return upper
+    low = high / 2.0 if high > 1.0 else 0.0
+    while high - low > _XTOL * max(1.0, high):
+        mid = 0.5 * (low + high)
+        if delta_of_epsilon(mid) <= delta:
+            high = mid
+        else:
+            low = mid
+    return high

@@ -255,10 +255,47 @@ def _pld_profile(event: dp_event.DpEvent, relation: NeighboringRelation) -> tupl
         share = delta / (2.0 * leaves) if leaves else 0.0
         return event_pld(event, relation=relation, leaf_pld=lambda leaf: _leaf_pld(leaf, relation, share))
 
-    if leaves == 0:
-        fixed = build(0.0)
-        return (lambda d: float(fixed.get_epsilon_for_delta(d))), "pld"
-    return (lambda d: float(build(d).get_epsilon_for_delta(d))), "pld"
+    pure = pure_epsilon(event, relation)
+    fixed = build(0.0) if leaves == 0 else None
+
+    def profile(delta: float) -> float:
+        if delta == 0.0 and pure is not None:
+            return pure
+        return float((fixed or build(delta)).get_epsilon_for_delta(delta))
+
+    return profile, "pld"
+
+
+def pure_epsilon(event: dp_event.DpEvent, relation: NeighboringRelation) -> float | None:
+    """Return the exact ε at δ = 0 of an event whose privacy loss is bounded, else None.
+
+    Laplace Δ/b, discrete Laplace aΔ, k-ary RR, pure claims; summed over
+    compositions (the worst-case losses add up, attained together with
+    positive probability) and log(1 + q(e^ε − 1)) under Poisson subsampling
+    for add/remove (Balle, Barthe, Gaboardi 2018, tight). The PLD accountant
+    truncates tails and so reports ∞ at δ = 0 for these.
+    """
+    sensitivity = 2.0 if relation == NeighboringRelation.REPLACE_ONE else 1.0
+    if isinstance(event, dp_event.NoOpDpEvent):
+        return 0.0
+    if isinstance(event, dp_event.LaplaceDpEvent) and event.noise_multiplier > 0:
+        return sensitivity / event.noise_multiplier
+    if isinstance(event, dp_event.DiscreteLaplaceDpEvent):
+        return event.noise_parameter * event.sensitivity
+    if isinstance(event, dp_event.RandomizedResponseDpEvent) and event.noise_parameter > 0:
+        return math.log1p(event.num_buckets * (1.0 - event.noise_parameter) / event.noise_parameter)
+    if isinstance(event, EpsilonDeltaDpEvent) and event.delta == 0.0:
+        return float(event.epsilon)
+    if isinstance(event, dp_event.SelfComposedDpEvent):
+        inner = pure_epsilon(event.event, relation)
+        return None if inner is None else event.count * inner
+    if isinstance(event, dp_event.ComposedDpEvent):
+        parts = [pure_epsilon(part, relation) for part in event.events]
+        return None if any(p is None for p in parts) else float(sum(parts))
+    if isinstance(event, dp_event.PoissonSampledDpEvent) and relation == NeighboringRelation.ADD_OR_REMOVE_ONE:
+        inner = pure_epsilon(event.event, relation)
+        return None if inner is None else math.log1p(event.sampling_probability * math.expm1(inner))
+    return None
 
 
 def _leaf_pld(leaf: dp_event.DpEvent, relation: NeighboringRelation, share: float) -> PLD:

@@ -195,3 +195,15 @@ def test_unknown_inner_events_stay_unknown():
     for event in (GroupDpEvent(de.UnsupportedDpEvent(), 2), de.PoissonSampledDpEvent(0.1, de.UnsupportedDpEvent())):
         bound = upper_bound(event, delta=DELTA)
         assert math.isinf(bound.epsilon) and bound.method == "unknown"
+
+
+def test_pure_compositions_at_delta_zero_add_up():
+    from dp_accounting import dp_event as ev
+
+    laplace = ev.LaplaceDpEvent(noise_multiplier=2.0)  # 0.5-DP
+    composed = ev.ComposedDpEvent([ev.SelfComposedDpEvent(laplace, 4), ev.DiscreteLaplaceDpEvent(0.25, 1)])
+    assert upper_bound(composed, delta=0.0).epsilon == pytest.approx(4 * 0.5 + 0.25)
+    sampled = ev.PoissonSampledDpEvent(0.1, ev.SelfComposedDpEvent(laplace, 2))
+    assert upper_bound(sampled, delta=0.0).epsilon == pytest.approx(math.log1p(0.1 * math.expm1(1.0)))
+    # and at δ > 0 the PLD is below the pure sum
+    assert upper_bound(composed, delta=1e-3).epsilon < 2.25
