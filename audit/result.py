@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import io
 import math
 from typing import Any, Mapping
 
-from rich.console import Console
 from rich.table import Table
 
 from audit.estimators.lower_bound import LowerBound
+from audit.render import fmt, key_value_table, plain_text
 from audit.theory.upper_bound import UpperBound
 from mechanisms.base import Claim
 
@@ -71,36 +70,26 @@ class AuditResult:
 
     def table(self) -> Table:
         """Return a rich table of the audit."""
-        table = Table(title=f"dpaudit: {self.mechanism}", show_header=False)
+        title = f"dpaudit: {self.mechanism}"
         lb, ub = self.lower_bound, self.upper_bound
         rows = [
             ("claim", f"ε = {self.claim.epsilon:g}, δ = {self.claim.delta:g} ({self.claim.relation.value})"),
-            ("upper bound (theory)", f"ε = {_fmt(ub.epsilon)} at δ = {ub.delta:g} [{ub.method}]"),
+            ("upper bound (theory)", f"ε = {fmt(ub.epsilon)} at δ = {ub.delta:g} [{ub.method}]"),
             ("lower bound (certified)", f"ε = {lb.epsilon:.4f} at confidence {lb.confidence:g} [{lb.method}]"),
-            *[(f"  under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in self.secondary],
+            *[("  under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in self.secondary],
             ("test", self.test),
-            ("observed rates", f"FPR = {_fmt(lb.fpr)}, FNR = {_fmt(lb.fnr)} on {lb.details.get('held_out', lb.trials):,} "
+            ("observed rates", f"FPR = {fmt(lb.fpr)}, FNR = {fmt(lb.fnr)} on {lb.details.get('held_out', lb.trials):,} "
              f"held-out trials per dataset ({lb.trials:,} drawn)"),
-            ("tightness", _fmt(self.tightness)),
+            ("tightness", fmt(self.tightness)),
             ("verdict", self.verdict.upper() if self.verdict == VIOLATION else self.verdict),
             ("seed / seconds", f"{self.seed} / {self.seconds:.2f}"),
         ]
-        for key, value in rows:
-            table.add_row(key, value)
-        table.caption = lb.meaning()
-        return table
+        return key_value_table(title, rows, lb.meaning())
 
     def summary(self) -> str:
         """Return the audit as a plain-text table with the sentence of what the bound means."""
-        buffer = io.StringIO()
-        Console(file=buffer, width=100, force_terminal=False).print(self.table())
-        return buffer.getvalue()
+        return plain_text(self.table())
 
     def __str__(self) -> str:
         return self.summary()
 
-
-def _fmt(x: float | None) -> str:
-    if x is None:
-        return "n/a"
-    return "∞" if math.isinf(x) else f"{x:.4g}"

@@ -1,9 +1,13 @@
-"""Run an audit's trials in chunks with deterministic seeding.
+"""Run an audit's trials in chunks with deterministic seeding, in process or on Dask.
 
 One `numpy.random.SeedSequence(seed)` is spawned into one child per chunk
 (child 0 is the selection phase), so chunk i draws the same stream whatever
-executes it; each chunk is reduced to a few counts before it returns, so
-memory stays flat as trials grow.
+executes it; chunk sizes depend only on the number of trials and the size of
+one output, never on the backend; each chunk is reduced to a few integer
+counts before it returns, and integer sums do not depend on the order in
+which chunks finish. So the result is bit-for-bit the same inline, on a local
+Dask cluster of any size and on an existing Dask cluster, and memory stays
+flat as trials grow (SPEC 7; numpy `SeedSequence.spawn`).
 """
 
 from __future__ import annotations
@@ -15,9 +19,13 @@ import numpy as np
 
 from attacks.distinguish import DistinguishingTest
 from mechanisms.base import Mechanism
-from mechanisms.errors import MechanismError
+from mechanisms.errors import InvalidParameterError, MechanismError
+from mechanisms.validation import check_int
 
 CHUNK_ELEMENTS = 250_000
+
+Task = Callable[[int, np.random.SeedSequence], np.ndarray]
+Progress = Callable[[int], None]
 
 
 def chunk_sizes(total: int, per_chunk: int) -> list[int]:
@@ -59,23 +67,83 @@ class CountRejections:
         return np.array([np.count_nonzero(self.test.rejects(out0)), np.count_nonzero(self.test.rejects(out1))])
 
 
+def run_chunk(task: Task, index: int, size: int, child: np.random.SeedSequence, seed: int) -> np.ndarray:
+    """Return chunk `index`'s counts; a `MechanismError` is re-raised naming the chunk and the seed."""
+    try:
+        return task(size, child)
+    except MechanismError as exc:
+        raise MechanismError(f"{str(exc).rstrip('.')} (estimation chunk {index}, seed {seed}).") from exc
+
+
+def run_batch(
+    task: Task, first: int, sizes: Sequence[int], chunk_seeds: Sequence[np.random.SeedSequence], seed: int
+) -> np.ndarray:
+    """Return the summed counts of chunks `first`, `first` + 1, ... (several chunks in one remote call)."""
+    return sum(run_chunk(task, first + j, size, child, seed) for j, (size, child) in enumerate(zip(sizes, chunk_seeds)))
+
+
+@dataclasses.dataclass(frozen=True)
+class Backend:
+    """Where chunks run: in this process (default), on `workers` local Dask processes, or at `scheduler`.
+
+    `workers` starts a `distributed.LocalCluster` of that many single-threaded
+    worker processes for the audit; `scheduler` is the address of a running
+    Dask scheduler (e.g. "tcp://10.0.0.5:8786"). Both need `dpaudit[dask]`,
+    and a script passing `workers` needs the `if __name__ == "__main__":`
+    guard, since worker processes are spawned and import the main module.
+    """
+
+    workers: int | None = None
+    scheduler: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.workers is not None:
+            object.__setattr__(self, "workers", check_int(self.workers, "workers", "audit_mechanism", low=1))
+        if self.scheduler is not None and not (isinstance(self.scheduler, str) and self.scheduler.strip()):
+            raise InvalidParameterError(
+                f"The 'scheduler' parameter of audit_mechanism must be a Dask scheduler address; got {self.scheduler!r} instead."
+            )
+        if self.workers is not None and self.scheduler is not None:
+            raise InvalidParameterError("Pass either 'workers' (a local cluster) or 'scheduler' (an existing one), not both.")
+
+    @property
+    def inline(self) -> bool:
+        """Return True when chunks run in this process."""
+        return self.workers is None and self.scheduler is None
+
+
 def run_inline(
-    task: Callable[[int, np.random.SeedSequence], np.ndarray],
+    task: Task,
+    sizes: Sequence[int],
+    chunk_seeds: Sequence[np.random.SeedSequence],
+    *,
+    seed: int,
+    progress: Progress | None = None,
+) -> np.ndarray:
+    """Run every chunk in this process; return the sum of their count vectors."""
+    total = None
+    for i, (size, child) in enumerate(zip(sizes, chunk_seeds)):
+        counts = run_chunk(task, i, size, child, seed)
+        total = counts if total is None else total + counts
+        if progress:
+            progress(size)
+    return total
+
+
+def run_chunks(
+    task: Task,
     sizes: Sequence[int],
     chunk_seeds: Sequence[np.random.SeedSequence],
     *,
     name: str,
     seed: int,
-    progress: Callable[[int], None] | None = None,
+    backend: Backend = Backend(),
+    progress: Progress | None = None,
 ) -> np.ndarray:
-    """Run every chunk in this process; return the sum of their count vectors."""
-    total = None
-    for i, (size, child) in enumerate(zip(sizes, chunk_seeds)):
-        try:
-            counts = task(size, child)
-        except MechanismError as exc:
-            raise MechanismError(f"{str(exc).rstrip('.')} (estimation chunk {i}, seed {seed}).") from exc
-        total = counts if total is None else total + counts
-        if progress:
-            progress(size)
-    return total
+    """Run every chunk on `backend`; return the sum of their count vectors (the same on every backend)."""
+    if backend.inline:
+        return run_inline(task, sizes, chunk_seeds, seed=seed, progress=progress)
+    from audit.backends import dask_client, run_dask
+
+    with dask_client(workers=backend.workers, scheduler=backend.scheduler) as client:
+        return run_dask(client, task, sizes, chunk_seeds, name=name, seed=seed, progress=progress)

@@ -1,6 +1,6 @@
 """Mechanisms: black boxes with the privacy claim made about them, and the registry of built-ins."""
 
-from mechanisms import gaussian, geometric, histogram, laplace, noisy_max, randomized_response
+from mechanisms import canary_targets, gaussian, geometric, histogram, laplace, noisy_max, randomized_response
 from mechanisms.base import Claim, Mechanism, Relation, check_pair
 from mechanisms.blackbox import blackbox
 from mechanisms.errors import DPAuditError, InvalidParameterError, MechanismError, UnknownMechanismError

@@ -21,7 +21,7 @@ from mechanisms.errors import InvalidParameterError
 from mechanisms.laplace import sum_pair
 from mechanisms.neighbours import records_in
 from mechanisms.registry import register
-from mechanisms.validation import check_delta, check_epsilon, check_real
+from mechanisms.validation import check_real
 
 
 def gaussian_delta(epsilon: float, sigma: float, sensitivity: float = 1.0) -> float:

@@ -19,6 +19,9 @@ COMMAND_MODULES = (
     "audit.cli.audit_cmd",
     "audit.cli.suite_cmd",
     "audit.cli.bounds_cmd",
+    "audit.cli.canary_cmd",
+    "audit.cli.one_run_cmd",
+    "audit.cli.experiment_cmd",
 )
 
 
@@ -36,9 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit status (2 for bad input)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         return int(args.run(args))
     except DPAuditError as exc:
         print(f"dpaudit: error: {exc}", file=sys.stderr)

@@ -8,6 +8,7 @@ import json
 from rich.console import Console
 
 from audit.cli.common import add_mechanism_arguments, parse_params, resolve_mechanism
+from audit.progress import trial_progress, wanted
 from audit.result import VIOLATION
 from audit.two_dataset import audit_mechanism
 
@@ -15,11 +16,23 @@ from audit.two_dataset import audit_mechanism
 def run(args: argparse.Namespace) -> int:
     """Run the audit and print its summary (or JSON); return 1 on a violation."""
     mech = resolve_mechanism(args.name, parse_params(args.param), args.epsilon, args.delta)
-    result = audit_mechanism(mech, trials=args.trials, seed=args.seed, confidence=args.confidence)
+    if args.report:
+        from audit.report import check_report_path  # matplotlib loads only when a report is asked for
+
+        check_report_path(args.report)
+    with trial_progress(args.trials, label=f"auditing {mech.name}", enabled=wanted(quiet=args.quiet)) as progress:
+        result = audit_mechanism(
+            mech, trials=args.trials, seed=args.seed, confidence=args.confidence,
+            progress=progress, workers=args.workers, scheduler=args.scheduler,
+        )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
         Console().print(result.table())
+    if args.report:
+        from audit.report import write_report
+
+        write_report(result, args.report, event=mech.event)
     return 1 if result.verdict == VIOLATION else 0
 
 
@@ -31,4 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--json", action="store_true", help="print the JSON result")
+    parser.add_argument("--report", metavar="FILE", help="write a report with the privacy-region plot (.html or .md)")
+    parser.add_argument("--workers", type=int, help="run on N local Dask worker processes (needs dpaudit[dask])")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster at ADDRESS (needs dpaudit[dask])")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(run=run)

@@ -21,7 +21,7 @@ from scipy.special import log_ndtr, ndtri
 
 from audit.estimators.clopper_pearson import rate_upper_bound
 from audit.estimators.lower_bound import LowerBound
-from audit.estimators.observations import Observations
+from attacks.observations import Observations
 from audit.estimators.thresholds import Split, ThresholdStrategy, select_test
 from mechanisms.validation import check_delta, check_int, check_probability_open, check_real
 

@@ -27,7 +27,7 @@ from scipy.special import expit
 from scipy.stats import binom
 
 from audit.estimators.lower_bound import LowerBound
-from audit.estimators.observations import Observations
+from attacks.observations import Observations
 from mechanisms.errors import InvalidParameterError
 from mechanisms.validation import check_delta, check_int, check_probability_open
 

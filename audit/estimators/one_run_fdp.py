@@ -34,7 +34,7 @@ import numpy as np
 
 from audit.estimators.gdp import gdp_result
 from audit.estimators.lower_bound import LowerBound
-from audit.estimators.observations import Observations
+from attacks.observations import Observations
 from audit.estimators.one_run import (
     GAME_REQUIREMENT,
     Guesses,

@@ -24,7 +24,7 @@ from scipy.special import expit
 
 from audit.estimators.clopper_pearson import epsilon_lower_bound
 from audit.estimators.lower_bound import LowerBound
-from audit.estimators.observations import Observations
+from attacks.observations import Observations
 from mechanisms.errors import InvalidParameterError
 from mechanisms.validation import check_delta, check_int, check_probability_open
 

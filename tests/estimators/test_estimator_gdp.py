@@ -16,7 +16,7 @@ from audit.estimators.gdp import (
     gdp_lower_bound,
     mu_lower_bound,
 )
-from audit.estimators.observations import Observations
+from attacks.observations import Observations
 from audit.estimators.thresholds import Bonferroni, Split
 from mechanisms.errors import DPAuditError
 

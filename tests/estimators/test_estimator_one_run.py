@@ -6,7 +6,7 @@ from scipy.special import expit
 from scipy.stats import binom, norm
 
 from audit.estimators.gdp import gdp_epsilon
-from audit.estimators.observations import Observations
+from attacks.observations import Observations
 from audit.estimators.one_run import (
     make_guesses,
     one_run_epsilon,

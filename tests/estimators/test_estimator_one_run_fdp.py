@@ -5,7 +5,7 @@ import pytest
 from scipy.stats import binom, norm
 
 from audit.estimators.gdp import GDP_ASSUMPTION, gdp_epsilon
-from audit.estimators.observations import Observations
+from attacks.observations import Observations
 from audit.estimators.one_run import one_run_lower_bound
 from audit.estimators.one_run_fdp import gdp_excess, one_run_fdp_lower_bound, one_run_fdp_mu
 

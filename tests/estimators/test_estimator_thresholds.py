@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import binom, laplace
 
 from audit.estimators.clopper_pearson import epsilon_lower_bound
-from audit.estimators.observations import Observations
+from attacks.observations import Observations
 from audit.estimators.thresholds import (
     Bonferroni,
     Split,

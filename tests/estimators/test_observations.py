@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from audit.estimators.observations import Observations
+from attacks.observations import Observations
 from mechanisms.errors import DPAuditError
 
 

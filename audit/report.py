@@ -1,0 +1,155 @@
+"""Self-contained reports of one audit: HTML (plot embedded) or Markdown (plot as a sibling PNG).
+
+A report holds the summary table (claim, theory upper bound, certified lower
+bound, verdict, tightness), the evidence behind the bound (samples, held-out
+counts, observed rates and their Clopper–Pearson upper bounds, seed), the
+privacy-region plot (`audit.plots.plot_privacy_region`) and the exact
+sentence of what the bound means (`LowerBound.meaning()`).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+from pathlib import Path
+
+from dp_accounting import dp_event
+
+from audit.plots import plot_privacy_region, result_box
+from audit.result import AuditResult
+from mechanisms.errors import InvalidParameterError
+
+HTML_SUFFIXES = (".html", ".htm")
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
+def _num(x: float | None, digits: int = 4) -> str:
+    if x is None:
+        return "n/a"
+    return "∞" if math.isinf(x) else f"{x:.{digits}g}"
+
+
+def summary_rows(result: AuditResult) -> list[tuple[str, str]]:
+    """Return the report's table as (field, value) rows: verdict, bounds, evidence and provenance."""
+    claim, upper, lower = result.claim, result.upper_bound, result.lower_bound
+    rows = [
+        ("mechanism", result.mechanism),
+        ("parameters", ", ".join(f"{k} = {v}" for k, v in result.params.items()) or "none"),
+        ("claim", f"ε = {claim.epsilon:g}, δ = {claim.delta:g} ({claim.relation.value})"),
+        ("upper bound (theory)", f"ε = {_num(upper.epsilon)} at δ = {upper.delta:g} [{upper.method}]"),
+        ("lower bound (certified)", f"ε = {lower.epsilon:.4f} at δ = {lower.delta:g}, confidence {lower.confidence:g} [{lower.method}]"),
+        *[("lower bound under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in result.secondary],
+        ("verdict", result.verdict),
+        ("tightness (lower / upper)", _num(result.tightness)),
+        ("test (rejection set S)", result.test or "n/a"),
+        ("samples per dataset", f"{lower.trials:,}"),
+    ]
+    details = lower.details
+    if "selection" in details:
+        rows.append(("used to choose the test / held out", f"{details['selection']:,} / {details['held_out']:,}"))
+    box = result_box(lower)
+    if box is not None:
+        rows += [
+            ("false positives (outputs of D0 in S)", f"{details['false_positives']:,}"),
+            ("false negatives (outputs of D1 not in S)", f"{details['false_negatives']:,}"),
+            ("FPR observed / upper bound", f"{box.fpr:.6g} / {box.fpr_high:.6g}"),
+            ("FNR observed / upper bound", f"{box.fnr:.6g} / {box.fnr_high:.6g}"),
+        ]
+    else:
+        rows.append(("observed rates", f"FPR = {_num(lower.fpr)}, FNR = {_num(lower.fnr)}"))
+    rows += [("seed", str(result.seed)), ("seconds", f"{result.seconds:.2f}")]
+    return rows
+
+
+def plot_png(result: AuditResult, *, event: dp_event.DpEvent | None = None) -> bytes:
+    """Return the privacy-region plot of `result` as PNG bytes."""
+    buffer = io.BytesIO()
+    plot_privacy_region(result, event=event).savefig(buffer, format="png", dpi=110)
+    return buffer.getvalue()
+
+
+def render_html(result: AuditResult, *, event: dp_event.DpEvent | None = None) -> str:
+    """Return a self-contained HTML page: title, meaning sentence, table, and the plot as a data URI."""
+    rows = "\n".join(
+        f"<tr><th>{html.escape(key)}</th><td>{html.escape(value)}</td></tr>" for key, value in summary_rows(result)
+    )
+    image = base64.b64encode(plot_png(result, event=event)).decode("ascii")
+    title = html.escape(f"dpaudit report: {result.mechanism}")
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<style>
+body {{ font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }}
+table {{ border-collapse: collapse; margin: 1em 0; }}
+th, td {{ border: 1px solid #ccc; padding: 4px 10px; text-align: left; vertical-align: top; }}
+th {{ background: #f3f3f3; font-weight: normal; }}
+.meaning {{ font-size: 1.1em; padding: 0.6em 1em; background: #eef5fb; border-left: 4px solid #3182bd; }}
+.verdict-violation {{ color: #b30000; font-weight: bold; }}
+img {{ max-width: 100%; }}
+</style>
+</head>
+<body>
+<h1>{title}</h1>
+<p class="verdict-{html.escape(result.verdict)}">Verdict: {html.escape(result.verdict)}</p>
+<p class="meaning">{html.escape(result.lower_bound.meaning())}</p>
+<table>
+{rows}
+</table>
+<h2>Privacy region</h2>
+<p>Shaded: the claimed (ε, δ) region (Kairouz, Oh, Viswanath, ICML 2015, Thm 2.1). Every test of an (ε, δ)-DP
+mechanism has its (FPR, FNR) inside it. The box is the Clopper–Pearson confidence box of the observed rates;
+its upper corner (×) is the point the certified lower bound is computed from.</p>
+<img alt="privacy-region plot" src="data:image/png;base64,{image}">
+</body>
+</html>
+"""
+
+
+def render_markdown(result: AuditResult, *, image: str) -> str:
+    """Return the Markdown report; `image` is the relative path of the plot's PNG."""
+    rows = "\n".join(f"| {key} | {value.replace('|', '/')} |" for key, value in summary_rows(result))
+    return f"""# dpaudit report: {result.mechanism}
+
+**Verdict: {result.verdict}.** {result.lower_bound.meaning()}
+
+| field | value |
+| --- | --- |
+{rows}
+
+## Privacy region
+
+![privacy-region plot]({image})
+
+Shaded: the claimed (ε, δ) region (Kairouz, Oh, Viswanath, ICML 2015, Thm 2.1). Every test of an
+(ε, δ)-DP mechanism has its (FPR, FNR) inside it. The box is the Clopper–Pearson confidence box of the
+observed rates; its upper corner (×) is the point the certified lower bound is computed from.
+"""
+
+
+def check_report_path(path: str | Path) -> Path:
+    """Return `path` as a Path, or raise `InvalidParameterError` unless it ends in .html or .md."""
+    path = Path(path)
+    if path.suffix.lower() not in HTML_SUFFIXES + MARKDOWN_SUFFIXES:
+        raise InvalidParameterError(f"The report file must end in .html or .md; got {path.name!r} instead.")
+    return path
+
+
+def write_report(result: AuditResult, path: str | Path, *, event: dp_event.DpEvent | None = None) -> Path:
+    """Write the report of `result` to `path` (.html: self-contained; .md: plus `<stem>.png` beside it).
+
+    `event` (the mechanism's dp_accounting event) adds its trade-off curve to
+    the plot when it is known. Returns the report's path.
+    """
+    path = check_report_path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() in HTML_SUFFIXES:
+        path.write_text(render_html(result, event=event), encoding="utf-8")
+    else:
+        image = path.with_suffix(".png")
+        image.write_bytes(plot_png(result, event=event))
+        path.write_text(render_markdown(result, image=image.name), encoding="utf-8")
+    return path

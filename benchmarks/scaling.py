@@ -1,0 +1,76 @@
+"""Speed-up of a CPU-bound audit on a local Dask cluster of 1, 2 and 4 worker processes.
+
+One cluster per worker count is started first (start-up times are printed
+apart) and warmed with a small audit; then, in each of `ROUNDS` rounds, the
+same Laplace audit runs in process and on every cluster through its
+scheduler address, and the least time of each is kept (the least disturbed
+by other load on the machine). Every run must give the same counts as in
+process. Speed-up is the 1-worker time over the k-worker time (target ≥ 1.6×
+with 2 workers on a machine with ≥ 2 free cores).
+
+Run: python benchmarks/scaling.py
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+
+from rich.console import Console
+from rich.table import Table
+
+from audit.backends import dask_client
+from audit.two_dataset import audit_mechanism
+from mechanisms.registry import get_mechanism
+
+TRIALS = 50_000_000
+SEED = 0
+WORKERS = (1, 2, 4)
+ROUNDS = 3
+
+
+def timed(fn) -> tuple[float, object]:
+    """Return (wall seconds, value) of one call of `fn`."""
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+def main() -> None:
+    load_before = os.getloadavg()[0]
+    mech = get_mechanism("laplace", epsilon=1.0)
+    audit_mechanism(mech, trials=10_000, seed=SEED)
+    with contextlib.ExitStack() as stack:
+        addresses, starts = {}, {}
+        for k in WORKERS:
+            starts[k], client = timed(lambda: stack.enter_context(dask_client(workers=k)))
+            addresses[k] = client.scheduler.address
+            audit_mechanism(mech, trials=10_000, seed=SEED, scheduler=addresses[k])
+        runs = {k: [] for k in ("inline", *WORKERS)}
+        for _ in range(ROUNDS):
+            runs["inline"].append(timed(lambda: audit_mechanism(mech, trials=TRIALS, seed=SEED)))
+            for k in WORKERS:
+                runs[k].append(timed(lambda: audit_mechanism(mech, trials=TRIALS, seed=SEED, scheduler=addresses[k])))
+    counts = runs["inline"][0][1].lower_bound.details
+    best = {k: min(t for t, _ in v) for k, v in runs.items()}
+
+    table = Table(title=f"Laplace audit, {TRIALS:,} trials per dataset, {os.cpu_count()} CPUs, seed {SEED}, best of {ROUNDS}")
+    for column in ("backend", "cluster start (s)", "audit (s)", "speed-up vs 1 worker", "vs in process", "same counts"):
+        table.add_column(column, justify="right")
+    table.add_row("in process", "", f"{best['inline']:.2f}", "", "1.00", "")
+    for k in WORKERS:
+        same = all(r.lower_bound.details == counts for _, r in runs[k])
+        table.add_row(
+            f"{k} worker{'s' if k > 1 else ''}", f"{starts[k]:.1f}", f"{best[k]:.2f}",
+            f"{best[1] / best[k]:.2f}", f"{best['inline'] / best[k]:.2f}", "yes" if same else "NO",
+        )
+    table.caption = (
+        f"1-minute load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} CPUs; "
+        "other processes' load takes cores from the workers."
+    )
+    Console(width=110).print(table)
+
+
+if __name__ == "__main__":
+    main()
