@@ -16,7 +16,14 @@ from typing import Callable
 import numpy as np
 
 from attacks.features import as_matrix, is_categorical, row_keys
-from attacks.scorers import CategoryLogRatio, Coordinate, Logistic, NaiveBayes, Scorer
+from attacks.scorers import (
+    CategoryLogRatio,
+    Coordinate,
+    Logistic,
+    LowBitsLogRatio,
+    NaiveBayes,
+    Scorer,
+)
 
 Objective = Callable[[np.ndarray, int, np.ndarray, int], np.ndarray]
 MAX_CATEGORIES = 4096
@@ -86,19 +93,36 @@ def best_threshold(scorer: Scorer, out0: np.ndarray, out1: np.ndarray, objective
 
 
 def candidate_scorers(train0: np.ndarray, train1: np.ndarray) -> list[Scorer]:
-    """Return the scorers worth trying for this kind of output, fitted on the training part."""
+    """Return the scorers worth trying for this kind of output, fitted on the training part.
+
+    Discrete outputs (at most MAX_CATEGORIES distinct values, each seen four
+    times on average) get the likelihood-ratio table, which is optimal for
+    them, and per-coordinate scores. Continuous outputs get a table of their repeated values (atoms),
+    per-coordinate scores, naive Bayes and, for vectors, a logistic
+    distinguisher. Exact doubles released as IEEE-754 bit patterns (uint64,
+    the threat model of floating-point attacks) also get the low-bits table.
+    """
     if is_categorical(train0):
         return [CategoryLogRatio.fit(train0, train1)]
     x0, x1 = as_matrix(train0), as_matrix(train1)
     n_unique = len(np.unique(np.concatenate([row_keys(train0), row_keys(train1)])))
+    # Discrete: few distinct values, each seen several times on average (not merely a small sample).
+    discrete = n_unique <= min(MAX_CATEGORIES, (len(x0) + len(x1)) // 4)
     scorers: list[Scorer] = []
-    if n_unique <= MAX_CATEGORIES:
+    if discrete:
         scorers.append(CategoryLogRatio.fit(train0, train1))
+    elif n_unique < len(x0) + len(x1):
+        scorers.append(CategoryLogRatio.fit(train0, train1, min_count=2, name="atom-likelihood-ratio"))
     if x0.shape[1] == 1:
-        return [Coordinate(0, "value"), *scorers, NaiveBayes.fit(train0, train1)]
+        scorers = [Coordinate(0, "value"), *scorers, NaiveBayes.fit(train0, train1)]
+        if not discrete and train0.dtype == np.uint64:
+            scorers.append(LowBitsLogRatio.fit(train0, train1))
+        return scorers
     gaps = np.abs(x1.mean(axis=0) - x0.mean(axis=0)) / (x0.std(axis=0) + x1.std(axis=0) + 1e-12)
     top = np.argsort(-gaps)[:MAX_COORDINATES]
     scorers += [Coordinate(int(j), f"coordinate[{j}]") for j in sorted(top)]
+    if discrete:
+        return scorers
     return scorers + [NaiveBayes.fit(train0, train1), Logistic.fit(train0, train1)]
 
 

@@ -12,10 +12,25 @@ from typing import Protocol
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import PolynomialFeatures, StandardScaler
 
 from attacks.features import as_matrix, row_keys
+
+MANTISSA_BITS = 52
+MAX_QUADRATIC_DIM = 24
+
+
+def quadratic_features(x: np.ndarray) -> np.ndarray:
+    """Return [x, x_i x_j for i ≤ j] per row (just x above MAX_QUADRATIC_DIM columns, to bound memory)."""
+    if x.shape[1] > MAX_QUADRATIC_DIM:
+        return x
+    i, j = np.triu_indices(x.shape[1])
+    return np.hstack([x, x[:, i] * x[:, j]])
+
+
+def low_bits_keys(outputs: np.ndarray, bits: int) -> np.ndarray:
+    """Return one int per exact-double output (IEEE-754 bits as uint64): sign, exponent, lowest `bits` mantissa bits."""
+    raw = np.asarray(outputs, dtype=np.uint64).reshape(len(outputs))
+    return ((raw >> np.uint64(MANTISSA_BITS)) << np.uint64(bits)) | (raw & np.uint64((1 << bits) - 1))
 
 
 class Scorer(Protocol):
@@ -51,18 +66,54 @@ class CategoryLogRatio:
     name: str = "category-likelihood-ratio"
 
     @classmethod
-    def fit(cls, out0: np.ndarray, out1: np.ndarray) -> "CategoryLogRatio":
-        k0, k1 = row_keys(out0), row_keys(out1)
-        keys, inverse = np.unique(np.concatenate([k0, k1]), return_inverse=True)
-        c0 = np.bincount(inverse[: len(k0)], minlength=len(keys))
-        c1 = np.bincount(inverse[len(k0):], minlength=len(keys))
-        ratios = np.log((c1 + 0.5) / len(k1)) - np.log((c0 + 0.5) / len(k0))
-        return cls(keys, ratios)
+    def fit(cls, out0: np.ndarray, out1: np.ndarray, *, min_count: int = 1, name: str = "category-likelihood-ratio"
+            ) -> "CategoryLogRatio":
+        """Fit on every value seen at least `min_count` times in the pooled training outputs."""
+        return cls(*log_ratio_table(row_keys(out0), row_keys(out1), min_count), name)
 
     def score(self, outputs: np.ndarray) -> np.ndarray:
-        keys = row_keys(outputs)
-        pos = np.clip(np.searchsorted(self.keys, keys), 0, len(self.keys) - 1)
-        return np.where(self.keys[pos] == keys, self.log_ratios[pos], 0.0)
+        return lookup(self.keys, self.log_ratios, row_keys(outputs))
+
+
+def log_ratio_table(k0: np.ndarray, k1: np.ndarray, min_count: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Return the sorted keys seen at least `min_count` times and their smoothed log(P1/P0) (+1/2 per count)."""
+    keys, inverse = np.unique(np.concatenate([k0, k1]), return_inverse=True)
+    c0 = np.bincount(inverse[: len(k0)], minlength=len(keys))
+    c1 = np.bincount(inverse[len(k0):], minlength=len(keys))
+    kept = c0 + c1 >= min_count
+    return keys[kept], np.log((c1[kept] + 0.5) / len(k1)) - np.log((c0[kept] + 0.5) / len(k0))
+
+
+def lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    """Return values[keys == query] for each query, 0 where the query is not among the sorted `keys`."""
+    if len(keys) == 0:
+        return np.zeros(len(queries))
+    pos = np.clip(np.searchsorted(keys, queries), 0, len(keys) - 1)
+    return np.where(keys[pos] == queries, values[pos], 0.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class LowBitsLogRatio:
+    """Log-likelihood ratio of (sign, exponent, lowest `bits` mantissa bits) of an exact double (uint64 bits).
+
+    Sees the floating-point artefacts of naive noise samplers: adding a
+    shift to fl(b·ln U) moves results across binades and leaves their last
+    mantissa bits non-uniform (Mironov, "On Significance of the Least
+    Significant Bits for Differential Privacy", CCS 2012; DP-Sniper's
+    bit-pattern features, Bichsel et al. S&P 2021 §6.4).
+    """
+
+    keys: np.ndarray
+    log_ratios: np.ndarray
+    bits: int = 2
+    name: str = "low-bits-likelihood-ratio"
+
+    @classmethod
+    def fit(cls, out0: np.ndarray, out1: np.ndarray, bits: int = 2) -> "LowBitsLogRatio":
+        return cls(*log_ratio_table(low_bits_keys(out0, bits), low_bits_keys(out1, bits)), bits)
+
+    def score(self, outputs: np.ndarray) -> np.ndarray:
+        return lookup(self.keys, self.log_ratios, low_bits_keys(outputs, self.bits))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,19 +149,38 @@ class NaiveBayes:
         return total
 
 
+def _training_rows(out0: np.ndarray, out1: np.ndarray, max_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    n0, n1 = min(len(out0), max_rows), min(len(out1), max_rows)
+    return np.vstack([as_matrix(out0)[:n0], as_matrix(out1)[:n1]]), np.repeat([0, 1], [n0, n1])
+
+
 @dataclasses.dataclass(frozen=True)
 class Logistic:
-    """Log-odds of a logistic regression on standardized outputs and their squares (DP-Sniper style)."""
+    """Log-odds of a logistic regression on the outputs, their squares and products (DP-Sniper style).
 
-    model: object
+    Bichsel, Steffen, Bogunovic, Vechev, "DP-Sniper", IEEE S&P 2021, §5. The
+    fitted model on standardized degree-2 features is stored as the quadratic
+    form x·a + xᵀAx + c, so scoring needs no feature matrix.
+    """
+
+    linear: np.ndarray
+    quadratic: np.ndarray
+    intercept: float
     name: str = "logistic"
 
     @classmethod
-    def fit(cls, out0: np.ndarray, out1: np.ndarray, max_rows: int = 50_000) -> "Logistic":
-        x = np.vstack([as_matrix(out0)[:max_rows], as_matrix(out1)[:max_rows]])
-        y = np.repeat([0, 1], [min(len(out0), max_rows), min(len(out1), max_rows)])
-        model = make_pipeline(StandardScaler(), PolynomialFeatures(2), StandardScaler(), LogisticRegression(max_iter=500))
-        return cls(model.fit(x, y))
+    def fit(cls, out0: np.ndarray, out1: np.ndarray, max_rows: int = 30_000) -> "Logistic":
+        x, y = _training_rows(out0, out1, max_rows)
+        quad = quadratic_features(x)
+        mean, scale = quad.mean(axis=0), quad.std(axis=0) + 1e-12
+        model = LogisticRegression(max_iter=300).fit((quad - mean) / scale, y)
+        w = model.coef_[0] / scale
+        d = x.shape[1]
+        matrix = np.zeros((d, d))
+        if len(w) > d:
+            matrix[np.triu_indices(d)] = w[d:]
+        return cls(w[:d], matrix, float(model.intercept_[0] - w @ mean))
 
     def score(self, outputs: np.ndarray) -> np.ndarray:
-        return self.model.decision_function(as_matrix(outputs))
+        x = as_matrix(outputs)
+        return x @ self.linear + np.einsum("ij,ij->i", x @ self.quadratic, x) + self.intercept

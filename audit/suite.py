@@ -15,7 +15,14 @@ from mechanisms.registry import get_mechanism, list_mechanisms
 
 TRIALS = {"quick": 1_000_000, "full": 10_000_000}
 # Mechanisms whose default audit needs more samples to be informative: a multiple of the base budget.
-TRIAL_MULTIPLIERS = {"gaussian_classical_large_eps": 4}
+TRIAL_MULTIPLIERS = {
+    "gaussian_classical_large_eps": 4,
+    # OpenDP samples exactly with big rationals (15–100 µs per draw): fewer trials keep the quick suite short.
+    "opendp_laplace": 0.05,
+    "opendp_gaussian": 0.03,
+    "opendp_discrete_laplace": 0.1,
+    "opendp_composed": 0.05,
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +52,7 @@ class SuiteRow:
 def select(mode: str, only: str | None = None) -> list[tuple[str, int]]:
     """Return (mechanism name, trials) pairs for the suite `mode`, filtered by the glob `only`."""
     names = [n for n in list_mechanisms() if only is None or fnmatch.fnmatch(n, only)]
-    return [(n, TRIALS[mode] * TRIAL_MULTIPLIERS.get(n, 1)) for n in names]
+    return [(n, int(TRIALS[mode] * TRIAL_MULTIPLIERS.get(n, 1))) for n in names]
 
 
 def run_suite(

@@ -1,6 +1,24 @@
 """Mechanisms: black boxes with the privacy claim made about them, and the registry of built-ins."""
 
-from mechanisms import canary_targets, gaussian, geometric, histogram, laplace, noisy_max, randomized_response
+# Importing the modules registers their mechanisms.
+from mechanisms import (  # noqa: F401
+    canary_targets,
+    floating_point,
+    gaussian,
+    geometric,
+    histogram,
+    laplace,
+    marginals,
+    noise,
+    noisy_hist,
+    noisy_max,
+    opendp_adapters,
+    randomized_response,
+    selection,
+    sparse_vector,
+    statistics,
+    transforms,
+)
 from mechanisms.base import Claim, Mechanism, Relation, check_pair
 from mechanisms.blackbox import blackbox
 from mechanisms.errors import DPAuditError, InvalidParameterError, MechanismError, UnknownMechanismError
@@ -16,13 +34,7 @@ __all__ = [
     "UnknownMechanismError",
     "blackbox",
     "check_pair",
-    "gaussian",
-    "geometric",
     "get_mechanism",
-    "histogram",
-    "laplace",
     "list_mechanisms",
-    "noisy_max",
-    "randomized_response",
     "register",
 ]

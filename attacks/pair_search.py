@@ -1,0 +1,182 @@
+"""Choose a neighbouring pair when the user gives none: StatDP's input patterns plus random search.
+
+Candidates: the patterns of StatDP (Ding, Wang, Wang, Zhang, Kifer, CCS 2018,
+§5.1) as modified by DP-Sniper (Bichsel et al., IEEE S&P 2021) — one above,
+one below, one above rest below, one below rest above, half-half, all above,
+all below, x shape, each also swapped — a sweep of half-half splits, and random pairs from a user-declared
+`InputSpace`. Each candidate gets a cheap audit: a test is chosen on one half
+of its samples and a conservative ε (Clopper–Pearson rates) is computed on
+the other half; the largest wins.
+
+Soundness: the search draws from its own seed stream, SeedSequence([seed,
+SEARCH_KEY]), whose entropy differs from the SeedSequence(seed) that an audit
+spawns its streams from. The chosen pair is therefore a function of
+samples independent of the final audit's samples; conditional on the pair,
+the final audit's Clopper–Pearson bound holds with its stated confidence, so
+the choice costs no correction (the selection-split argument of DESIGN.md,
+applied one level up). Running the final audit on samples that were used here
+would void this.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterable, Sequence
+
+import numpy as np
+from scipy import stats
+
+from attacks.distinguish import Objective, select_test
+from mechanisms.base import Mechanism
+from mechanisms.errors import InvalidParameterError
+
+SEARCH_KEY = 0x5EA4C4
+Pair = tuple[np.ndarray, np.ndarray]
+
+
+@dataclasses.dataclass(frozen=True)
+class InputSpace:
+    """Datasets the search may try: `length` entries in [low, high] (integers when `integer`).
+
+    kind "answers": query-answer vectors, neighbours when ‖d0 − d1‖∞ ≤ 1
+    (StatDP's convention); kind "records": datasets whose neighbours differ
+    in one record.
+    """
+
+    length: int
+    low: float = -10.0
+    high: float = 10.0
+    integer: bool = False
+    kind: str = "answers"
+
+
+def statdp_patterns(m: int) -> list[tuple[str, Pair]]:
+    """Return StatDP's patterns on m answers around (1, …, 1), each also swapped (DP-Sniper's variant)."""
+    ones, h = np.ones(m), m // 2
+    raw = {
+        "one_above": np.concatenate([[0.0], np.ones(m - 1)]),
+        "one_below": np.concatenate([[2.0], np.ones(m - 1)]),
+        "one_above_rest_below": np.concatenate([[2.0], np.zeros(m - 1)]),
+        "one_below_rest_above": np.concatenate([[0.0], np.full(m - 1, 2.0)]),
+        "half_half": np.concatenate([np.full(h, 2.0), np.zeros(m - h)]),
+        "all_above": np.full(m, 2.0),
+        "all_below": np.zeros(m),
+        "last_above_rest_below": np.concatenate([np.zeros(m - 1), [2.0]]),
+    }
+    pairs = [(name, (ones, other)) for name, other in raw.items()]
+    x0 = np.concatenate([np.ones(h), np.zeros(m - h)])
+    pairs.append(("x_shape", (x0, 1.0 - x0)))
+    return pairs + [(f"{name}_swapped", (b, a)) for name, (a, b) in pairs]
+
+
+def split_patterns(m: int) -> list[tuple[str, Pair]]:
+    """Return (1, …, 1) against j twos then m − j zeros, and zeros then twos, for j = 1 … m − 1 (a half-half sweep)."""
+    pairs = []
+    for j in range(1, m):
+        pairs.append((f"above_{j}_then_below", (np.ones(m), np.concatenate([np.full(j, 2.0), np.zeros(m - j)]))))
+        pairs.append((f"below_{j}_then_above", (np.ones(m), np.concatenate([np.zeros(j), np.full(m - j, 2.0)]))))
+    return pairs
+
+
+def random_pairs(space: InputSpace, count: int, rng: np.random.Generator) -> list[tuple[str, Pair]]:
+    """Return `count` random neighbouring pairs in `space`."""
+    pairs = []
+    for i in range(count):
+        d0 = rng.uniform(space.low, space.high, space.length)
+        if space.kind == "answers":
+            d1 = d0 + rng.uniform(-1.0, 1.0, space.length)
+        else:
+            d1 = d0.copy()
+            d1[rng.integers(space.length)] = rng.choice([space.low, space.high, rng.uniform(space.low, space.high)])
+        d0, d1 = np.clip(d0, space.low, space.high), np.clip(d1, space.low, space.high)
+        if space.integer:
+            d0, d1 = np.round(d0).astype(int), np.round(d1).astype(int)
+        pairs.append((f"random_{i}", (d0, d1)))
+    return pairs
+
+
+def default_candidates(mech: Mechanism, space: InputSpace | None, rng: np.random.Generator, count: int = 16
+                       ) -> list[tuple[str, Pair]]:
+    """Return the candidates: the mechanism's own pair, StatDP patterns for answer vectors, random pairs in `space`."""
+    found = [("default", mech.default_pair)] if mech.default_pair is not None else []
+    length = space.length if space else (len(mech.default_pair[0]) if mech.default_pair is not None else None)
+    if length is None:
+        raise InvalidParameterError(
+            f"Mechanism '{mech.name}' has no default pair; pass candidates or an InputSpace to search_pair."
+        )
+    if space is None or space.kind == "answers":
+        found += statdp_patterns(length) + split_patterns(length)
+    if space is not None:
+        found += random_pairs(space, count, rng)
+    return found
+
+
+def conservative_epsilon(delta: float, beta: float = 0.05) -> Objective:
+    """Return an objective: the ε of the rates' one-sided Clopper–Pearson upper bounds (level β each), both directions.
+
+    Small counts get wide bounds, so a pair or threshold whose apparent ε
+    rests on a few lucky errors does not win (a guide for choosing, not a
+    certified bound).
+    """
+
+    def objective(fp: np.ndarray, n0: int, fn: np.ndarray, n1: int) -> np.ndarray:
+        fpr, fnr = _upper(np.asarray(fp, dtype=float), n0, beta), _upper(np.asarray(fn, dtype=float), n1, beta)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            value = np.maximum(np.log((1 - fnr - delta) / fpr), np.log((1 - fpr - delta) / fnr))
+        return np.nan_to_num(value, nan=0.0, neginf=0.0, posinf=0.0)
+
+    return objective
+
+
+def _upper(count: np.ndarray, n: int, beta: float) -> np.ndarray:
+    """Return the one-sided Clopper–Pearson upper bound on a rate (Clopper & Pearson, Biometrika 1934)."""
+    k = np.clip(np.round(count), 0, n)
+    return np.where(k >= n, 1.0, stats.beta.ppf(1 - beta, k + 1, np.maximum(n - k, 1)))
+
+
+def pair_score(mech: Mechanism, pair: Pair, size: int, rng: np.random.Generator, delta: float) -> float:
+    """Return a conservative held-out ε on `pair`: test chosen on half of `size` samples, rates on the other half."""
+    d0, d1 = pair
+    out0, out1 = mech.sample(d0, size, rng), mech.sample(d1, size, rng)
+    half = size // 2
+    objective = conservative_epsilon(delta)
+    test = select_test(out0[:half], out1[:half], objective=objective).test
+    fp = np.count_nonzero(test.rejects(out0[half:]))
+    fn = np.count_nonzero(~test.rejects(out1[half:]))
+    return float(objective(np.array([fp]), size - half, np.array([fn]), size - half)[0])
+
+
+def _valid(mech: Mechanism, candidates: Iterable[tuple[str, Pair]]) -> list[tuple[str, Pair]]:
+    kept = []
+    for name, (d0, d1) in candidates:
+        a, b = np.asarray(d0), np.asarray(d1)
+        if a.shape == b.shape and (mech.neighbours is None or mech.neighbours(a, b) is None):
+            kept.append((name, (a, b)))
+    return kept
+
+
+def search_pair(
+    mech: Mechanism,
+    *,
+    candidates: Sequence[Pair] | None = None,
+    budget: int,
+    seed: int,
+    space: InputSpace | None = None,
+) -> Pair:
+    """Return the neighbouring pair (d0, d1) on which a cheap audit finds the largest ε.
+
+    `budget` is the number of outputs per dataset spent on the whole search,
+    split evenly over the candidates (given ones, or `default_candidates`);
+    pairs that are not neighbours for `mech` are skipped. Draws come from
+    SeedSequence([seed, SEARCH_KEY]), independent of the audit's streams, so
+    the final audit of the returned pair stays sound (module docstring).
+    """
+    rng = np.random.default_rng(np.random.SeedSequence([seed, SEARCH_KEY]))
+    named = [(f"candidate_{i}", tuple(p)) for i, p in enumerate(candidates)] if candidates is not None else \
+        default_candidates(mech, space, rng)
+    pool = _valid(mech, named)
+    if not pool:
+        raise InvalidParameterError(f"No candidate pair is a neighbouring pair for '{mech.name}'.")
+    size = max(budget // len(pool), 200)
+    scores = [pair_score(mech, pair, size, rng, mech.claim.delta) for _, pair in pool]
+    return pool[int(np.argmax(scores))][1]

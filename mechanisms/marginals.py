@@ -1,0 +1,106 @@
+"""One-way marginals of a dataset in {±1}^{n×d}: Laplace, Gaussian and ℓ∞-ball noise.
+
+Steinke & Ullman, "Between Pure and Approximate Differential Privacy",
+JPC 2016 (arXiv 1501.06095). The release is the vector of column means;
+replacing one row moves each coordinate by at most 2/n, so the ℓ1, ℓ2 and
+ℓ∞ sensitivities are 2d/n, 2√d/n and 2/n. Default pair: n rows of +1
+against the same with the first row flipped to −1 (every coordinate moves).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Optional
+
+import numpy as np
+from dp_accounting import dp_event
+
+from mechanisms.base import Claim, Mechanism, Relation
+from mechanisms.events import EpsilonDeltaDpEvent
+from mechanisms.gaussian import analytic_sigma
+from mechanisms.registry import register
+from mechanisms.validation import check_int, check_real
+
+
+def sign_rows(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
+    """Return None when d0, d1 are n×d matrices of ±1 differing in at most one row, else why not."""
+    for name, d in (("d0", d0), ("d1", d1)):
+        if d.ndim != 2 or not np.all(np.abs(d) == 1):
+            return f"{name} must be an n×d matrix of ±1 entries"
+    changed = int(np.any(d0 != d1, axis=1).sum())
+    return None if changed <= 1 else f"they differ in {changed} rows, more than 1"
+
+
+def linf_ball_noise(scale: float, d: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Return `size` draws with density ∝ exp(−‖y‖∞/scale) on R^d: R ~ Gamma(d + 1, scale), y ~ U[−R, R]^d.
+
+    Steinke & Ullman, arXiv 1501.06095, §3 (the ε-DP upper bound with scale Δ∞/ε).
+    """
+    radius = rng.gamma(d + 1, scale, (size, 1))
+    return radius * rng.uniform(-1.0, 1.0, (size, d))
+
+
+def marginal_pair(n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return n rows of +1 and the same with the first row all −1."""
+    d0 = np.ones((n, d))
+    d1 = d0.copy()
+    d1[0] = -1.0
+    return d0, d1
+
+
+def _check(owner: str, epsilon: float, num_rows: int, dim: int) -> tuple[float, int, int]:
+    eps = check_real(epsilon, "epsilon", owner, low=0.0, low_open=True)
+    return eps, check_int(num_rows, "num_rows", owner), check_int(dim, "dim", owner)
+
+
+def _marginals(name: str, eps: float, dlt: float, n: int, d: int, noise: Callable[[int, np.random.Generator], np.ndarray],
+               event: dp_event.DpEvent, params: dict, text: str) -> Mechanism:
+    def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+        return np.asarray(data, dtype=float).mean(axis=0) + noise(size, rng)
+
+    return Mechanism(
+        name=name,
+        sampler=sample,
+        claim=Claim(eps, dlt, Relation.REPLACE_ONE),
+        event=event,
+        default_pair=marginal_pair(n, d),
+        neighbours=sign_rows,
+        params={"epsilon": eps, "num_rows": n, "dim": d, **params},
+        buggy=False,
+        description=text,
+    )
+
+
+@register("marginals_laplace")
+def marginals_laplace(*, epsilon: float = 1.0, num_rows: int = 10, dim: int = 5) -> Mechanism:
+    """Return column means + Laplace(2d/(nε)) per coordinate: ε-DP (ℓ1 sensitivity 2d/n)."""
+    eps, n, d = _check("marginals_laplace", epsilon, num_rows, dim)
+    scale = 2 * d / (n * eps)
+    # Per coordinate: change 2/n = 2C (replace-one convention), noise multiplier scale/C; d of them composed.
+    event = dp_event.SelfComposedDpEvent(dp_event.LaplaceDpEvent(noise_multiplier=scale / (1 / n)), d)
+    return _marginals("marginals_laplace", eps, 0.0, n, d, lambda size, rng: rng.laplace(0.0, scale, (size, d)),
+                      event, {}, "One-way marginals with Laplace noise.")
+
+
+@register("marginals_gaussian")
+def marginals_gaussian(*, epsilon: float = 1.0, delta: float = 1e-5, num_rows: int = 10, dim: int = 5) -> Mechanism:
+    """Return column means + N(0, σ²) per coordinate, σ the analytic calibration for ℓ2 sensitivity 2√d/n."""
+    eps, n, d = _check("marginals_gaussian", epsilon, num_rows, dim)
+    dlt = check_real(delta, "delta", "marginals_gaussian", low=0.0, high=1.0, low_open=True, high_open=True)
+    sigma = analytic_sigma(eps, dlt, 2 * math.sqrt(d) / n)
+    # ℓ2 change 2√d/n = 2C (replace-one convention).
+    event = dp_event.GaussianDpEvent(noise_multiplier=sigma / (math.sqrt(d) / n))
+    return _marginals("marginals_gaussian", eps, dlt, n, d, lambda size, rng: rng.normal(0.0, sigma, (size, d)),
+                      event, {"delta": dlt, "sigma": sigma}, "One-way marginals with Gaussian noise.")
+
+
+@register("marginals_linf")
+def marginals_linf(*, epsilon: float = 1.0, num_rows: int = 10, dim: int = 5) -> Mechanism:
+    """Return column means + noise with density ∝ exp(−ε‖y‖∞ n/2): ε-DP.
+
+    The ℓ∞ sensitivity is 2/n (Steinke & Ullman, arXiv 1501.06095, §3).
+    """
+    eps, n, d = _check("marginals_linf", epsilon, num_rows, dim)
+    scale = 2 / (n * eps)
+    return _marginals("marginals_linf", eps, 0.0, n, d, lambda size, rng: linf_ball_noise(scale, d, size, rng),
+                      EpsilonDeltaDpEvent(eps, 0.0), {}, "One-way marginals with ℓ∞-ball noise.")

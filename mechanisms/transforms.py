@@ -1,0 +1,204 @@
+"""Transforms: wrap any mechanism into a new one, with the event composed so theory bounds it.
+
+- `compose(mech, k)`: k independent runs, outputs stacked (SelfComposedDpEvent).
+- `subsample(mech, q)`: Poisson subsampling of the records (PoissonSampledDpEvent).
+- `shuffle(randomizer, n)`: n users' local reports in random order (ShuffledDpEvent).
+- `group(mech, k)`: the same mechanism audited on datasets k records apart (GroupDpEvent).
+
+Claims are the textbook theorems applied to the inner claim (basic
+composition, amplification by subsampling, group privacy); the upper bound
+`audit.theory.upper_bound(mech.event)` is the tight one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Optional
+
+import numpy as np
+from dp_accounting import dp_event
+
+from mechanisms.base import Claim, Mechanism, Relation
+from mechanisms.errors import InvalidParameterError
+from mechanisms.events import GroupDpEvent, ShuffledDpEvent
+from mechanisms.laplace import laplace
+from mechanisms.neighbours import NeighbourCheck
+from mechanisms.randomized_response import randomized_response
+from mechanisms.registry import register
+from mechanisms.validation import check_int, check_real
+
+
+def compose(mech: Mechanism, k: int) -> Mechanism:
+    """Return the mechanism that runs `mech` k times independently; output shape (size, k, *inner).
+
+    Claim: (kε, kδ) (basic composition, Dwork & Roth Thm 3.16); event
+    SelfComposedDpEvent(event, k), whose PLD gives the tight bound.
+    """
+    k = check_int(k, "k", "compose")
+
+    def sample(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        out = np.asarray(mech.sample(data, size * k, rng))
+        return out.reshape(size, k, *out.shape[1:])
+
+    claim = Claim(k * mech.claim.epsilon, min(k * mech.claim.delta, 0.999), mech.claim.relation)
+    return dataclasses.replace(
+        mech, name=f"{mech.name}^{k}", sampler=sample, claim=claim,
+        event=dp_event.SelfComposedDpEvent(mech.event, k), params={**mech.params, "k": k},
+        description=f"{k}-fold composition of {mech.name}.",
+    )
+
+
+def _amplified(claim: Claim, q: float) -> Claim:
+    if claim.relation == Relation.REPLACE_ONE:
+        return Claim(claim.epsilon, q * claim.delta, claim.relation)
+    # log(1 + q(e^ε − 1)) written as ε + log(q + (1 − q)e^−ε), which does not overflow for large ε.
+    return Claim(claim.epsilon + math.log(q + (1 - q) * math.exp(-claim.epsilon)), q * claim.delta, claim.relation)
+
+
+def subsample(mech: Mechanism, q: float, *, null: float = 0.0) -> Mechanism:
+    """Return `mech` run on a Poisson subsample: each record kept with probability q, else set to `null`.
+
+    Records equal to `null` are absent (the add/remove model of this
+    package), so only the others are sampled, and trials are grouped by which
+    of them were kept: one call of `mech` per distinct subsample. Claim:
+    (log(1 + q(e^ε − 1)), qδ) for add/remove (Balle, Barthe, Gaboardi,
+    NeurIPS 2018, Thm 8); (ε, qδ) for replace-one.
+    """
+    q = check_real(q, "q", "subsample", low=0.0, high=1.0, low_open=True)
+
+    def sample(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        records = np.asarray(data)
+        real = np.flatnonzero(np.any(records.reshape(len(records), -1) != null, axis=1))
+        kept = rng.random((size, len(real))) < q
+        codes = kept @ (1 << np.arange(len(real), dtype=np.int64)) if len(real) else np.zeros(size, dtype=np.int64)
+        out = None
+        for code in np.unique(codes):
+            rows = np.flatnonzero(codes == code)
+            subset = records.copy()
+            subset[real[((code >> np.arange(len(real))) & 1) == 0]] = null
+            part = np.asarray(mech.sample(subset, len(rows), rng))
+            if out is None:
+                out = np.empty((size, *part.shape[1:]), dtype=part.dtype)
+            out[rows] = part
+        return out
+
+    return dataclasses.replace(
+        mech, name=f"{mech.name}_subsampled", sampler=sample, claim=_amplified(mech.claim, q),
+        event=dp_event.PoissonSampledDpEvent(q, mech.event), params={**mech.params, "q": q},
+        description=f"{mech.name} on a Poisson subsample with rate {q:g}.",
+    )
+
+
+def shuffle(randomizer: Mechanism, num_users: Optional[int] = None) -> Mechanism:
+    """Return the shuffle model: each record goes through `randomizer` alone; output the sorted multiset of reports.
+
+    `randomizer` must be an ε0-LDP local randomizer (δ = 0) taking a
+    one-record dataset and returning one report. Claim: ε0 (shuffling is
+    post-processing); event ShuffledDpEvent(ε0, n), bounded by Feldman,
+    McMillan, Talwar, "Hiding Among the Clones", FOCS 2021, Thm 3.1.
+    """
+    if randomizer.claim.delta != 0.0:
+        raise InvalidParameterError(f"shuffle needs a pure ε-LDP randomizer; '{randomizer.name}' claims δ > 0.")
+    eps0 = randomizer.claim.epsilon
+    d0, d1 = randomizer.default_pair
+    n = check_int(num_users if num_users is not None else 10, "num_users", "shuffle", low=2)
+
+    def sample(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        reports = [np.asarray(randomizer.sample(np.asarray([record]), size, rng)).reshape(size, -1)
+                   for record in np.asarray(data)]
+        return np.sort(np.concatenate(reports, axis=1), axis=1)
+
+    def neighbours(a: np.ndarray, b: np.ndarray) -> Optional[str]:
+        changed = np.flatnonzero(a != b)
+        if len(changed) > 1:
+            return f"they differ in {len(changed)} users' records, more than 1"
+        return randomizer.neighbours(a[changed], b[changed]) if len(changed) and randomizer.neighbours else None
+
+    base = np.full(n, np.asarray(d0).ravel()[0])
+    other = base.copy()
+    other[0] = np.asarray(d1).ravel()[0]
+    return dataclasses.replace(
+        randomizer, name=f"{randomizer.name}_shuffled", sampler=sample,
+        claim=Claim(eps0, 0.0, randomizer.claim.relation), event=ShuffledDpEvent(eps0, n),
+        default_pair=(base, other), neighbours=neighbours, params={**randomizer.params, "num_users": n},
+        description=f"{n} users' {randomizer.name} reports, shuffled.",
+    )
+
+
+def group_pair(d0: np.ndarray, d1: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return (d0, d0 with k records like d0's differing one replaced as in d1): a pair k records apart."""
+    a, b = np.asarray(d0), np.asarray(d1)
+    diff = np.flatnonzero(np.any(a.reshape(len(a), -1) != b.reshape(len(b), -1), axis=1))
+    if len(diff) != 1:
+        raise InvalidParameterError("group needs a default pair that differs in exactly one record.")
+    j = diff[0]
+    same = np.flatnonzero(np.all(a.reshape(len(a), -1) == a[j].reshape(1, -1), axis=1))
+    if len(same) < k:
+        raise InvalidParameterError(f"group of size {k} needs {k} equal records in the default pair; it has {len(same)}.")
+    other = a.copy()
+    other[same[:k]] = b[j]
+    return a, other
+
+
+def _chain_check(inner: NeighbourCheck | None, k: int) -> NeighbourCheck:
+    def check(a: np.ndarray, b: np.ndarray) -> Optional[str]:
+        diff = np.flatnonzero(np.any(a.reshape(len(a), -1) != b.reshape(len(b), -1), axis=1))
+        if len(diff) > k:
+            return f"they differ in {len(diff)} records, more than the group size {k}"
+        step = a.copy()
+        for j in diff:  # walk from a to b one record at a time; each step must be a neighbouring pair
+            nxt = step.copy()
+            nxt[j] = b[j]
+            reason = inner(step, nxt) if inner else None
+            if reason:
+                return reason
+            step = nxt
+        return None
+
+    return check
+
+
+def group(mech: Mechanism, k: int) -> Mechanism:
+    """Return `mech` with neighbours k records apart (group privacy).
+
+    Claim: (kε, k e^{(k−1)ε} δ) (Dwork & Roth; Vadhan, "The Complexity of
+    Differential Privacy", Lemma 2.2); event GroupDpEvent(event, k).
+    """
+    k = check_int(k, "k", "group")
+    eps, dlt = mech.claim.epsilon, mech.claim.delta
+    claim = Claim(k * eps, min(k * math.exp((k - 1) * eps) * dlt, 0.999), mech.claim.relation)
+    pair = group_pair(*mech.default_pair, k) if mech.default_pair is not None else None
+    return dataclasses.replace(
+        mech, name=f"{mech.name}_group{k}", claim=claim, event=GroupDpEvent(mech.event, k), default_pair=pair,
+        neighbours=_chain_check(mech.neighbours, k), params={**mech.params, "group_size": k},
+        description=f"{mech.name} on datasets {k} records apart.",
+    )
+
+
+def _named(mech: Mechanism, name: str) -> Mechanism:
+    return dataclasses.replace(mech, name=name)
+
+
+@register("composed_laplace")
+def composed_laplace(*, epsilon: float = 0.5, k: int = 4) -> Mechanism:
+    """Return k independent runs of `laplace(epsilon)`: claim kε; exact ε is kε at δ = 0."""
+    return _named(compose(laplace(epsilon=epsilon), k), "composed_laplace")
+
+
+@register("subsampled_laplace")
+def subsampled_laplace(*, epsilon: float = 2.0, q: float = 0.5) -> Mechanism:
+    """Return `laplace(epsilon)` on a Poisson subsample of rate q: ε' = log(1 + q(e^ε − 1)) (add/remove)."""
+    return _named(subsample(laplace(epsilon=epsilon), q), "subsampled_laplace")
+
+
+@register("shuffled_rr")
+def shuffled_rr(*, epsilon: float = 2.0, num_users: int = 10) -> Mechanism:
+    """Return binary randomized response run by n users, reports shuffled (FMT 2021 bound)."""
+    return _named(shuffle(randomized_response(epsilon=epsilon, k=2), num_users), "shuffled_rr")
+
+
+@register("group_laplace")
+def group_laplace(*, epsilon: float = 1.0, k: int = 2) -> Mechanism:
+    """Return `laplace(epsilon)` audited on datasets k records apart: exact ε is kε."""
+    return _named(group(laplace(epsilon=epsilon), k), "group_laplace")
