@@ -5,8 +5,8 @@ Candidates: the patterns of StatDP (Ding, Wang, Wang, Zhang, Kifer, CCS 2018,
 one below, one above rest below, one below rest above, half-half, all above,
 all below, x shape, each also swapped — a sweep of half-half splits, and random pairs from a user-declared
 `InputSpace`. Each candidate gets a cheap audit: a test is chosen on one half
-of its samples and a conservative ε (Clopper–Pearson rates) is computed on
-the other half; the largest wins.
+of its samples and the caller's objective (a conservative projection of the
+certified bound) is computed on the other half; the largest wins.
 
 Soundness: the search draws from its own seed stream, SeedSequence([seed,
 SEARCH_KEY]), whose entropy differs from the SeedSequence(seed) that an audit
@@ -24,7 +24,6 @@ import dataclasses
 from typing import Iterable, Sequence
 
 import numpy as np
-from scipy import stats
 
 from attacks.distinguish import Objective, select_test
 from mechanisms.base import Mechanism
@@ -111,35 +110,11 @@ def default_candidates(mech: Mechanism, space: InputSpace | None, rng: np.random
     return found
 
 
-def conservative_epsilon(delta: float, beta: float = 0.05) -> Objective:
-    """Return an objective: the ε of the rates' one-sided Clopper–Pearson upper bounds (level β each), both directions.
-
-    Small counts get wide bounds, so a pair or threshold whose apparent ε
-    rests on a few lucky errors does not win (a guide for choosing, not a
-    certified bound).
-    """
-
-    def objective(fp: np.ndarray, n0: int, fn: np.ndarray, n1: int) -> np.ndarray:
-        fpr, fnr = _upper(np.asarray(fp, dtype=float), n0, beta), _upper(np.asarray(fn, dtype=float), n1, beta)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            value = np.maximum(np.log((1 - fnr - delta) / fpr), np.log((1 - fpr - delta) / fnr))
-        return np.nan_to_num(value, nan=0.0, neginf=0.0, posinf=0.0)
-
-    return objective
-
-
-def _upper(count: np.ndarray, n: int, beta: float) -> np.ndarray:
-    """Return the one-sided Clopper–Pearson upper bound on a rate (Clopper & Pearson, Biometrika 1934)."""
-    k = np.clip(np.round(count), 0, n)
-    return np.where(k >= n, 1.0, stats.beta.ppf(1 - beta, k + 1, np.maximum(n - k, 1)))
-
-
-def pair_score(mech: Mechanism, pair: Pair, size: int, rng: np.random.Generator, delta: float) -> float:
-    """Return a conservative held-out ε on `pair`: test chosen on half of `size` samples, rates on the other half."""
+def pair_score(mech: Mechanism, pair: Pair, size: int, rng: np.random.Generator, objective: Objective) -> float:
+    """Return `objective` of the held-out counts on `pair`: test chosen on half of `size` samples, counted on the other half."""
     d0, d1 = pair
     out0, out1 = mech.sample(d0, size, rng), mech.sample(d1, size, rng)
     half = size // 2
-    objective = conservative_epsilon(delta)
     test = select_test(out0[:half], out1[:half], objective=objective).test
     fp = np.count_nonzero(test.rejects(out0[half:]))
     fn = np.count_nonzero(~test.rejects(out1[half:]))
@@ -158,13 +133,18 @@ def _valid(mech: Mechanism, candidates: Iterable[tuple[str, Pair]]) -> list[tupl
 def search_pair(
     mech: Mechanism,
     *,
+    objective: Objective,
     candidates: Sequence[Pair] | None = None,
     budget: int,
     seed: int,
     space: InputSpace | None = None,
 ) -> Pair:
-    """Return the neighbouring pair (d0, d1) on which a cheap audit finds the largest ε.
+    """Return the neighbouring pair (d0, d1) on which a cheap audit scores best by `objective`.
 
+    `objective(fp, n0, fn, n1)` is the estimator's guide (e.g. the bound the
+    final audit would certify; attacks never compute ε themselves): it chooses
+    each candidate's test on half of its samples and scores the test's errors
+    on the other half.
     `budget` is the number of outputs per dataset spent on the whole search,
     split evenly over the candidates (given ones, or `default_candidates`);
     pairs that are not neighbours for `mech` are skipped. Draws come from
@@ -178,5 +158,5 @@ def search_pair(
     if not pool:
         raise InvalidParameterError(f"No candidate pair is a neighbouring pair for '{mech.name}'.")
     size = max(budget // len(pool), 200)
-    scores = [pair_score(mech, pair, size, rng, mech.claim.delta) for _, pair in pool]
+    scores = [pair_score(mech, pair, size, rng, objective) for _, pair in pool]
     return pool[int(np.argmax(scores))][1]

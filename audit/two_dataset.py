@@ -15,6 +15,7 @@ import numpy as np
 from dp_accounting import dp_event
 
 from attacks.distinguish import Objective, select_test
+from attacks.pair_search import InputSpace, search_pair
 from audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bound
 from audit.estimators.gdp import gdp_from_counts
 from audit.estimators.lower_bound import LowerBound
@@ -64,13 +65,22 @@ def theory_upper_bound(mech: Mechanism, delta: float) -> UpperBound:
     return UpperBound(mech.claim.epsilon, mech.claim.delta, "claim")
 
 
-def _resolve_pair(mech: Mechanism, d0: Any, d1: Any) -> tuple[np.ndarray, np.ndarray]:
+def _resolve_pair(
+    mech: Mechanism, d0: Any, d1: Any, search: bool | InputSpace, *, objective: Objective, budget: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    given = d0 is not None or d1 is not None
+    if given and search:
+        raise InvalidParameterError("Pass d0 and d1, or ask for a pair search, not both.")
     if d0 is None and d1 is None:
-        if mech.default_pair is None:
+        if search:
+            space = search if isinstance(search, InputSpace) else None
+            d0, d1 = search_pair(mech, objective=objective, budget=budget, seed=seed, space=space)
+        elif mech.default_pair is None:
             raise InvalidParameterError(
-                f"Mechanism '{mech.name}' has no default neighbouring pair; pass d0 and d1."
+                f"Mechanism '{mech.name}' has no default neighbouring pair; pass d0 and d1, or search=InputSpace(...)."
             )
-        d0, d1 = mech.default_pair
+        else:
+            d0, d1 = mech.default_pair
     elif d0 is None or d1 is None:
         raise InvalidParameterError("Pass both d0 and d1, or neither to use the mechanism's default pair.")
     return check_pair(mech, d0, d1)
@@ -100,6 +110,7 @@ def audit_mechanism(
     progress: Callable[[int], None] | None = None,
     workers: int | None = None,
     scheduler: str | None = None,
+    search: bool | InputSpace = False,
 ) -> AuditResult:
     """Audit `mechanism` on neighbours (d0, d1); return an `AuditResult`.
 
@@ -111,6 +122,11 @@ def audit_mechanism(
     the same result, in process (default), on `workers` local Dask processes
     or on the Dask cluster at `scheduler`. `progress(n)` is called as n more
     trials per dataset finish (none by default).
+
+    With `search` (True, or an `attacks.pair_search.InputSpace` to draw
+    random pairs from) and no d0/d1, the pair is chosen first among StatDP's
+    patterns and random pairs on `trials // 2` further outputs per dataset
+    from a separate seed stream, so the final bound needs no correction.
     """
     if not isinstance(mechanism, Mechanism):
         raise InvalidParameterError(
@@ -120,12 +136,14 @@ def audit_mechanism(
     seed = check_int(seed, "seed", "audit_mechanism", low=0)
     confidence = check_probability_open(confidence, "confidence", "audit_mechanism")
     delta = mechanism.claim.delta if delta is None else check_delta(delta, "audit_mechanism")
-    d0, d1 = _resolve_pair(mechanism, d0, d1)
     backend = Backend(workers=workers, scheduler=scheduler)
     beta = 1.0 - confidence
     start = time.perf_counter()
-
     n_select, n_held = split_budget(trials)
+    d0, d1 = _resolve_pair(
+        mechanism, d0, d1, search, objective=projected_bound(n_held, delta, beta), budget=trials // 2, seed=seed
+    )
+
     out0, out1 = _selection(mechanism, d0, d1, n_select, np.random.SeedSequence(seed).spawn(1)[0])
     choice = select_test(out0, out1, objective=projected_bound(n_held, delta, beta))
     sizes = chunk_sizes(n_held, per_chunk(int(np.prod(out0.shape[1:], dtype=int))))
@@ -145,7 +163,8 @@ def audit_mechanism(
         trials=trials,
         fpr=fp / n_held,
         fnr=fn / n_held,
-        details={"held_out": n_held, "selection": n_select, "false_positives": fp, "false_negatives": fn},
+        details={"held_out": n_held, "selection": n_select, "false_positives": fp, "false_negatives": fn,
+                 **({"pair_search": {"trials": trials // 2, "d0": d0, "d1": d1}} if search else {})},
     )
     return AuditResult(
         mechanism=mechanism.name,

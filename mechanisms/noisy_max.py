@@ -30,15 +30,16 @@ def _check(owner: str, epsilon: float, num_queries: int) -> tuple[float, int]:
 def report_noisy_max(*, epsilon: float = 1.0, num_queries: int = 5) -> Mechanism:
     """Return the index of the largest answer + Laplace(2/ε): ε-DP.
 
-    Worst-case pair: (1, 1, ..., 1) against (2, 0, ..., 0).
+    Worst-case pair: (1, 1, ..., 1) against (0, 2, ..., 2), one answer moving
+    against all others (Ding et al., CCS 2018; DP-Sniper's "one below, rest above").
     """
     eps, m = _check("report_noisy_max", epsilon, num_queries)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return np.argmax(_noisy(data, 2.0 / eps, size, rng), axis=1)
 
-    d1 = np.zeros(m)
-    d1[0] = 2.0
+    d1 = np.full(m, 2.0)
+    d1[0] = 0.0
     return Mechanism(
         name="report_noisy_max",
         sampler=sample,

@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 
 from attacks.pair_search import InputSpace, search_pair, split_patterns, statdp_patterns
+from audit import audit_mechanism
+from audit.two_dataset import projected_bound
 from mechanisms import get_mechanism
 from mechanisms.errors import InvalidParameterError
+
+
+def search(mech, **kwargs):
+    """The pair search steered by the final audit's objective at 10⁶ held-out trials, 95%."""
+    return search_pair(mech, objective=projected_bound(1_000_000, mech.claim.delta, 0.05), **kwargs)
 
 
 def _pattern_name(d0: np.ndarray, d1: np.ndarray) -> str:
@@ -18,20 +25,20 @@ def _pattern_name(d0: np.ndarray, d1: np.ndarray) -> str:
 
 
 def test_report_noisy_max_worst_pair_is_one_up_rest_down() -> None:
-    d0, d1 = search_pair(get_mechanism("report_noisy_max"), budget=300_000, seed=0)
+    d0, d1 = search(get_mechanism("report_noisy_max"), budget=300_000, seed=0)
     # One answer moves against all the others (Ding et al. CCS 2018), in any position and orientation.
     moves = np.sign(d1 - d0)
     assert np.all(moves != 0) and min(np.sum(moves > 0), np.sum(moves < 0)) == 1
 
 
 def test_noisy_max_with_value_worst_pair_moves_all_answers() -> None:
-    d0, d1 = search_pair(get_mechanism("noisy_max_with_value"), budget=300_000, seed=0)
+    d0, d1 = search(get_mechanism("noisy_max_with_value"), budget=300_000, seed=0)
     assert _pattern_name(d0, d1).removesuffix("_swapped") in {"all_above", "all_below"}
 
 
 def test_lee_clifton_worst_statdp_pattern_moves_answers_apart() -> None:
     patterns = [pair for _, pair in statdp_patterns(10)]
-    d0, d1 = search_pair(get_mechanism("sparse_vector_lee_clifton"), candidates=patterns, budget=600_000, seed=0)
+    d0, d1 = search(get_mechanism("sparse_vector_lee_clifton"), candidates=patterns, budget=600_000, seed=0)
     # Some answers up, the others down (Lyu et al.: ⊥ answers and ⊤ answers must move apart).
     moves = np.sign(d1 - d0)
     assert np.all(moves != 0) and np.any(moves > 0) and np.any(moves < 0)
@@ -39,7 +46,7 @@ def test_lee_clifton_worst_statdp_pattern_moves_answers_apart() -> None:
 
 def test_random_search_respects_the_input_space_and_neighbours() -> None:
     mech = get_mechanism("laplace")
-    d0, d1 = search_pair(mech, budget=60_000, seed=1, space=InputSpace(length=10, low=0.0, high=1.0, kind="records"))
+    d0, d1 = search(mech, budget=60_000, seed=1, space=InputSpace(length=10, low=0.0, high=1.0, kind="records"))
     assert mech.neighbours(d0, d1) is None
     assert np.sum(d0 != d1) == 1
 
@@ -47,4 +54,18 @@ def test_random_search_respects_the_input_space_and_neighbours() -> None:
 def test_no_neighbouring_candidate_is_an_error() -> None:
     mech = get_mechanism("laplace")
     with pytest.raises(InvalidParameterError):
-        search_pair(mech, candidates=[(np.zeros(3), np.ones(3))], budget=1000, seed=0)
+        search(mech, candidates=[(np.zeros(3), np.ones(3))], budget=1000, seed=0)
+
+
+def test_audit_with_search_finds_a_pair_and_reports_it() -> None:
+    mech = get_mechanism("noisy_max_with_value", epsilon=1.0)
+    res = audit_mechanism(mech, trials=200_000, seed=0, search=True)
+    assert res.verdict == "violation"
+    found = res.to_dict()["lower_bound"]["pair_search"]
+    assert mech.neighbours(np.array(found["d0"]), np.array(found["d1"])) is None
+
+
+def test_search_and_explicit_pair_are_exclusive() -> None:
+    mech = get_mechanism("laplace")
+    with pytest.raises(InvalidParameterError, match="not both"):
+        audit_mechanism(mech, [0.0], [1.0], trials=1000, search=True)
