@@ -8,7 +8,7 @@ from typing import Any, Mapping
 
 from rich.table import Table
 
-from audit.estimators.lower_bound import LowerBound
+from audit.estimators.lower_bound import LowerBound, jsonable
 from audit.render import fmt, key_value_table, plain_text
 from audit.theory.upper_bound import UpperBound
 from mechanisms.base import Claim
@@ -53,7 +53,7 @@ class AuditResult:
         """Return the JSON of one audit (DESIGN.md); keys are only ever added."""
         out = {
             "mechanism": self.mechanism,
-            "params": dict(self.params),
+            "params": jsonable(self.params),
             "claim": self.claim.to_dict(),
             "upper_bound": self.upper_bound.to_dict(),
             "lower_bound": self.lower_bound.to_dict(),

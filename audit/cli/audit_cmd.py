@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     with trial_progress(args.trials, label=f"auditing {mech.name}", enabled=wanted(quiet=args.quiet)) as progress:
         result = audit_mechanism(
             mech, trials=args.trials, seed=args.seed, confidence=args.confidence,
-            progress=progress, workers=args.workers, scheduler=args.scheduler,
+            progress=progress, workers=args.workers, scheduler=args.scheduler, search=args.search,
         )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
@@ -48,4 +48,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--workers", type=int, help="run on N local Dask worker processes (needs dpaudit[dask])")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster at ADDRESS (needs dpaudit[dask])")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--search", action="store_true",
+                        help="search the neighbouring pair among StatDP's patterns (extra trials, separate seed stream)")
     parser.set_defaults(run=run)

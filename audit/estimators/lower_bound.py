@@ -55,7 +55,7 @@ class LowerBound:
         }
         if self.assumption:
             out["assumption"] = self.assumption
-        out.update({k: _jsonable(v) for k, v in self.details.items()})
+        out.update(jsonable(self.details))
         return out
 
 
@@ -63,9 +63,14 @@ def _finite_or_none(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
+    """Return `value` with numpy arrays and scalars, nested in dicts, lists and tuples, as JSON types."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
     if hasattr(value, "tolist"):
-        return value.tolist()
+        return jsonable(value.tolist())
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -61,7 +63,7 @@ def test_audit_with_search_finds_a_pair_and_reports_it() -> None:
     mech = get_mechanism("noisy_max_with_value", epsilon=1.0)
     res = audit_mechanism(mech, trials=200_000, seed=0, search=True)
     assert res.verdict == "violation"
-    found = res.to_dict()["lower_bound"]["pair_search"]
+    found = json.loads(json.dumps(res.to_dict()))["lower_bound"]["pair_search"]
     assert mech.neighbours(np.array(found["d0"]), np.array(found["d1"])) is None
 
 
