@@ -28,6 +28,7 @@ from attacks.scorers import (
 Objective = Callable[[np.ndarray, int, np.ndarray, int], np.ndarray]
 MAX_CATEGORIES = 4096
 MAX_COORDINATES = 16
+MAX_LOGISTIC_DIM = 512
 TAIL_GRID = 256
 SIMPLER_BY = 0.01
 
@@ -123,7 +124,10 @@ def candidate_scorers(train0: np.ndarray, train1: np.ndarray) -> list[Scorer]:
     scorers += [Coordinate(int(j), f"coordinate[{j}]") for j in sorted(top)]
     if discrete:
         return scorers
-    return scorers + [NaiveBayes.fit(train0, train1), Logistic.fit(train0, train1)]
+    learned = [NaiveBayes.fit(train0, train1)]
+    if x0.shape[1] <= MAX_LOGISTIC_DIM:
+        learned.append(Logistic.fit(train0, train1))
+    return scorers + learned
 
 
 def select_test(out0: np.ndarray, out1: np.ndarray, *, objective: Objective) -> Choice:

@@ -121,13 +121,18 @@ def pair_score(mech: Mechanism, pair: Pair, size: int, rng: np.random.Generator,
     return float(objective(np.array([fp]), size - half, np.array([fn]), size - half)[0])
 
 
+def _neighbours(mech: Mechanism, a: np.ndarray, b: np.ndarray) -> bool:
+    """Return True for neighbours: by the mechanism's own check, else (a black box) one differing record."""
+    if a.shape != b.shape:
+        return False
+    if mech.neighbours is not None:
+        return mech.neighbours(a, b) is None
+    return int(np.any(a.reshape(len(a), -1) != b.reshape(len(b), -1), axis=1).sum()) <= 1
+
+
 def _valid(mech: Mechanism, candidates: Iterable[tuple[str, Pair]]) -> list[tuple[str, Pair]]:
-    kept = []
-    for name, (d0, d1) in candidates:
-        a, b = np.asarray(d0), np.asarray(d1)
-        if a.shape == b.shape and (mech.neighbours is None or mech.neighbours(a, b) is None):
-            kept.append((name, (a, b)))
-    return kept
+    pairs = ((name, (np.asarray(d0), np.asarray(d1))) for name, (d0, d1) in candidates)
+    return [(name, pair) for name, pair in pairs if _neighbours(mech, *pair)]
 
 
 def search_pair(

@@ -164,7 +164,7 @@ class Logistic:
     """
 
     linear: np.ndarray
-    quadratic: np.ndarray
+    quadratic: np.ndarray | None
     intercept: float
     name: str = "logistic"
 
@@ -176,11 +176,13 @@ class Logistic:
         model = LogisticRegression(max_iter=300).fit((quad - mean) / scale, y)
         w = model.coef_[0] / scale
         d = x.shape[1]
-        matrix = np.zeros((d, d))
+        matrix = None
         if len(w) > d:
+            matrix = np.zeros((d, d))
             matrix[np.triu_indices(d)] = w[d:]
         return cls(w[:d], matrix, float(model.intercept_[0] - w @ mean))
 
     def score(self, outputs: np.ndarray) -> np.ndarray:
         x = as_matrix(outputs)
-        return x @ self.linear + np.einsum("ij,ij->i", x @ self.quadratic, x) + self.intercept
+        quadratic = 0.0 if self.quadratic is None else np.einsum("ij,ij->i", x @ self.quadratic, x)
+        return x @ self.linear + quadratic + self.intercept

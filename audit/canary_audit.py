@@ -41,7 +41,7 @@ from audit.estimators.one_run import one_run_lower_bound
 from audit.estimators.one_run_fdp import one_run_fdp_lower_bound
 from audit.estimators.thresholds import Split, ThresholdStrategy, threshold_lower_bound
 from audit.render import fmt, key_value_table, plain_text
-from audit.result import CONSISTENT, VIOLATION
+from audit.result import CONSISTENT, VIOLATION, refutes
 from audit.theory.upper_bound import UpperBound
 from audit.two_dataset import theory_upper_bound
 from mechanisms.base import Claim, Mechanism, Relation, check_pair
@@ -118,7 +118,7 @@ class CanaryAuditResult:
         """Return the verdict against the claim (see the class docstring)."""
         if self.claim is None:
             return None
-        if self.lower_bound.epsilon <= self.claim.epsilon:
+        if not refutes(self.lower_bound, self.claim):
             return CONSISTENT
         return VIOLATION_UNDER_ASSUMPTION if self.assumption else VIOLATION
 

@@ -17,6 +17,11 @@ VIOLATION = "violation"
 CONSISTENT = "consistent"
 
 
+def refutes(lower: LowerBound, claim: Claim) -> bool:
+    """Return True when `lower` shows that the mechanism is not (claim.epsilon, claim.delta)-DP."""
+    return lower.epsilon > claim.epsilon and lower.delta >= claim.delta
+
+
 @dataclasses.dataclass(frozen=True)
 class AuditResult:
     """Claim, theory upper bound, certified lower bound, verdict and provenance of one audit.
@@ -38,8 +43,13 @@ class AuditResult:
 
     @property
     def verdict(self) -> str:
-        """Return "violation" if the lower bound exceeds the claimed ε, else "consistent"."""
-        return VIOLATION if self.lower_bound.epsilon > self.claim.epsilon else CONSISTENT
+        """Return "violation" if the lower bound refutes the claim, else "consistent".
+
+        A bound at δ' refutes (ε, δ)-DP only when δ' ≥ δ (every (ε, δ)-DP
+        mechanism is (ε, δ')-DP for δ' ≥ δ); one taken at a smaller δ' says
+        nothing about the claim.
+        """
+        return VIOLATION if refutes(self.lower_bound, self.claim) else CONSISTENT
 
     @property
     def tightness(self) -> float | None:

@@ -36,7 +36,7 @@ def chunk_sizes(total: int, per_chunk: int) -> list[int]:
 
 def per_chunk(output_elements: int) -> int:
     """Return how many outputs per dataset one chunk draws, given the elements in one output."""
-    return max(1000, CHUNK_ELEMENTS // max(1, output_elements))
+    return max(16, CHUNK_ELEMENTS // max(1, output_elements))
 
 
 def seeds(seed: int, n_chunks: int) -> list[np.random.SeedSequence]:

@@ -26,11 +26,6 @@ EXPERIMENTS = {
 }
 
 
-def list_experiments() -> list[str]:
-    """Return the experiment names, in the order they are documented."""
-    return list(EXPERIMENTS)
-
-
 def get_experiment(name: str) -> ModuleType:
     """Return the module of experiment `name`, or raise InvalidParameterError listing the names."""
     if name not in EXPERIMENTS:

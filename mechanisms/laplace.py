@@ -8,7 +8,7 @@ from dp_accounting import dp_event
 from mechanisms.base import Claim, Mechanism
 from mechanisms.neighbours import records_in
 from mechanisms.registry import register
-from mechanisms.validation import check_epsilon, check_real
+from mechanisms.validation import check_real
 
 
 def sum_pair(sensitivity: float, n: int = 10) -> tuple[np.ndarray, np.ndarray]:
@@ -25,9 +25,9 @@ def laplace(*, epsilon: float = 1.0, sensitivity: float = 1.0) -> Mechanism:
 
     Worst-case pair: a record 0 against Δ (the sum moves by Δ).
     """
-    eps = check_epsilon(epsilon, "laplace")
+    eps = check_real(epsilon, "epsilon", "laplace", low=0.0, low_open=True)
     delta_1 = check_real(sensitivity, "sensitivity", "laplace", low=0.0, low_open=True)
-    scale = delta_1 / eps if eps > 0 else np.inf
+    scale = delta_1 / eps
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return np.sum(data) + rng.laplace(0.0, scale, size)

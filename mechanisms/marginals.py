@@ -18,6 +18,7 @@ from dp_accounting import dp_event
 from mechanisms.base import Claim, Mechanism, Relation
 from mechanisms.events import EpsilonDeltaDpEvent
 from mechanisms.gaussian import analytic_sigma
+from mechanisms.neighbours import of_length
 from mechanisms.registry import register
 from mechanisms.validation import check_int, check_real
 
@@ -64,7 +65,7 @@ def _marginals(name: str, eps: float, dlt: float, n: int, d: int, noise: Callabl
         claim=Claim(eps, dlt, Relation.REPLACE_ONE),
         event=event,
         default_pair=marginal_pair(n, d),
-        neighbours=sign_rows,
+        neighbours=of_length(n, sign_rows),
         params={"epsilon": eps, "num_rows": n, "dim": d, **params},
         buggy=False,
         description=text,

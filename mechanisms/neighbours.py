@@ -55,3 +55,17 @@ def categories_in(num_categories: int, *, max_changed: int = 1) -> NeighbourChec
         return None
 
     return check
+
+
+def of_length(length: int, check: NeighbourCheck) -> NeighbourCheck:
+    """Return `check` that also requires both datasets to hold exactly `length` records.
+
+    For mechanisms whose noise is calibrated to a public record count.
+    """
+
+    def checked(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
+        if len(d0) != length:
+            return f"the noise is calibrated to {length} records, and the datasets have {len(d0)}"
+        return check(d0, d1)
+
+    return checked

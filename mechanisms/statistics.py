@@ -13,7 +13,7 @@ from dp_accounting import dp_event
 
 from mechanisms.base import Claim, Mechanism, Relation
 from mechanisms.events import EpsilonDeltaDpEvent
-from mechanisms.neighbours import NeighbourCheck, records_in
+from mechanisms.neighbours import NeighbourCheck, of_length, records_in
 from mechanisms.registry import register
 from mechanisms.selection import exponential_choice
 from mechanisms.validation import check_int, check_real
@@ -87,7 +87,7 @@ def clipped_mean(*, epsilon: float = 1.0, num_records: int = 10, low: float = 0.
         # replace-one in dp_accounting's convention: sensitivity 2C, noise multiplier = scale / C.
         event=dp_event.LaplaceDpEvent(noise_multiplier=scale / (sensitivity / 2)),
         default_pair=(d0, d1),
-        neighbours=records_in(-np.inf, np.inf),
+        neighbours=of_length(n, records_in(-np.inf, np.inf)),
         params={"epsilon": eps, "num_records": n, "low": lo, "high": hi},
         buggy=False,
         description="Clipped mean with Laplace noise for a public record count.",

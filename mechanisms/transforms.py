@@ -71,12 +71,12 @@ def subsample(mech: Mechanism, q: float, *, null: float = 0.0) -> Mechanism:
         records = np.asarray(data)
         real = np.flatnonzero(np.any(records.reshape(len(records), -1) != null, axis=1))
         kept = rng.random((size, len(real))) < q
-        codes = kept @ (1 << np.arange(len(real), dtype=np.int64)) if len(real) else np.zeros(size, dtype=np.int64)
+        subsets, which = np.unique(kept, axis=0, return_inverse=True)
         out = None
-        for code in np.unique(codes):
-            rows = np.flatnonzero(codes == code)
+        for index, chosen in enumerate(subsets):
+            rows = np.flatnonzero(which.ravel() == index)
             subset = records.copy()
-            subset[real[((code >> np.arange(len(real))) & 1) == 0]] = null
+            subset[real[~chosen]] = null
             part = np.asarray(mech.sample(subset, len(rows), rng))
             if out is None:
                 out = np.empty((size, *part.shape[1:]), dtype=part.dtype)

@@ -45,6 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except DPAuditError as exc:
         print(f"dpaudit: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        print(f"dpaudit: error: cannot write or read {exc.filename or 'a file'}: {exc.strerror or exc}.", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("dpaudit: interrupted.", file=sys.stderr)
         return 130

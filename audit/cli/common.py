@@ -61,12 +61,24 @@ def resolve_mechanism(
         return get_mechanism(name, **params)
     obj = load_attribute(name)
     if not isinstance(obj, Mechanism) and callable(obj):
-        obj = obj(**params)
+        obj = _call_factory(name, obj, params)
     if not isinstance(obj, Mechanism):
         raise UnknownMechanismError(
             f"'{name}' is neither a Mechanism nor a factory returning one (wrap functions with mechanisms.blackbox)."
         )
     return obj.with_claim(epsilon, delta)
+
+
+def _call_factory(name: str, factory: Any, params: dict[str, Any]) -> Any:
+    """Return factory(**params), or raise `UnknownMechanismError` when it is not a working factory."""
+    try:
+        return factory(**params)
+    except Exception as exc:  # user code: any failure becomes one sentence
+        raise UnknownMechanismError(
+            f"'{name}' is callable but calling it with {params or 'no parameters'} failed "
+            f"({type(exc).__name__}: {exc}); pass a Mechanism, a factory returning one, "
+            "or wrap a function fn(data, rng) with mechanisms.blackbox."
+        ) from exc
 
 
 def add_mechanism_arguments(parser: argparse.ArgumentParser) -> None:

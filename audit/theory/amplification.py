@@ -18,7 +18,16 @@ def poisson_subsampled(*, epsilon: float, delta: float = 0.0, q: float) -> tuple
     epsilon = check_epsilon(epsilon, "poisson_subsampled")
     delta = check_delta(delta, "poisson_subsampled")
     q = check_real(q, "q", "poisson_subsampled", low=0.0, high=1.0)
-    return math.log1p(q * math.expm1(epsilon)), q * delta
+    return amplified_epsilon(epsilon, q), q * delta
+
+
+def amplified_epsilon(epsilon: float, q: float) -> float:
+    """Return log(1 + q(e^ε − 1)), computed as ε + log(q + (1 − q)e^−ε) so it never overflows."""
+    if q == 0.0 or epsilon == 0.0:
+        return 0.0
+    if math.isinf(epsilon):
+        return math.inf
+    return epsilon + math.log(q + (1.0 - q) * math.exp(-epsilon))
 
 
 def smith_subsampled(*, epsilon: float, q: float) -> float:

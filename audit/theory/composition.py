@@ -36,7 +36,8 @@ def advanced_composition(*, epsilon: float, delta: float = 0.0, k: int, delta_pr
     delta = check_delta(delta, "advanced_composition")
     k = check_int(k, "k", "advanced_composition")
     delta_prime = check_real(delta_prime, "delta_prime", "advanced_composition", low=0.0, high=1.0, low_open=True)
-    eps = math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * epsilon + k * epsilon * math.expm1(epsilon)
+    growth = k * epsilon * math.expm1(epsilon) if epsilon < 700.0 else math.inf  # e^ε overflows a double above ~709
+    eps = math.sqrt(2.0 * k * math.log(1.0 / delta_prime)) * epsilon + growth
     return eps, min(1.0, k * delta + delta_prime)
 
 

@@ -18,7 +18,7 @@ from typing import Any, Callable
 from dp_accounting import dp_event
 from dp_accounting.privacy_accountant import NeighboringRelation
 
-from audit.theory.amplification import shuffled_epsilon
+from audit.theory.amplification import amplified_epsilon, shuffled_epsilon
 from audit.theory.composition import kov_epsilon
 from audit.theory.event_pld import PLD, event_pld, has_library_pld, non_private_pld, privacy_parameters_pld
 from audit.theory.group import group_epsilon
@@ -158,7 +158,7 @@ def _subsampled_profile(event: dp_event.PoissonSampledDpEvent, relation: Neighbo
         eps_in = inner(delta / q)
         if relation == NeighboringRelation.REPLACE_ONE:
             return eps_in
-        return math.log1p(q * math.expm1(eps_in)) if math.isfinite(eps_in) else math.inf
+        return amplified_epsilon(eps_in, q)
 
     return profile, "subsampling"
 
@@ -256,14 +256,24 @@ def _pld_profile(event: dp_event.DpEvent, relation: NeighboringRelation) -> tupl
         return event_pld(event, relation=relation, leaf_pld=lambda leaf: _leaf_pld(leaf, relation, share))
 
     pure = pure_epsilon(event, relation)
-    fixed = build(0.0) if leaves == 0 else None
+    fixed = _build_or_none(build) if leaves == 0 else None
 
     def profile(delta: float) -> float:
         if delta == 0.0 and pure is not None:
             return pure
-        return float((fixed or build(delta)).get_epsilon_for_delta(delta))
+        try:
+            return float((fixed or build(delta)).get_epsilon_for_delta(delta))
+        except OverflowError:  # dp_accounting's constructors overflow at huge ε; the pure ε still bounds ε(δ)
+            return math.inf if pure is None else pure
 
     return profile, "pld"
+
+
+def _build_or_none(build: Callable[[float], PLD | None]) -> PLD | None:
+    try:
+        return build(0.0)
+    except OverflowError:
+        return None
 
 
 def pure_epsilon(event: dp_event.DpEvent, relation: NeighboringRelation) -> float | None:
@@ -294,7 +304,7 @@ def pure_epsilon(event: dp_event.DpEvent, relation: NeighboringRelation) -> floa
         return None if any(p is None for p in parts) else float(sum(parts))
     if isinstance(event, dp_event.PoissonSampledDpEvent) and relation == NeighboringRelation.ADD_OR_REMOVE_ONE:
         inner = pure_epsilon(event.event, relation)
-        return None if inner is None else math.log1p(event.sampling_probability * math.expm1(inner))
+        return None if inner is None else amplified_epsilon(inner, event.sampling_probability)
     return None
 
 
