@@ -9,18 +9,50 @@ with probability ≥ 1 − β (union bound).
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import betainc
 from statsmodels.stats.proportion import proportion_confint
+
+
+GUARD_TOLERANCE = 1e-9
 
 
 def rate_upper_bound(count, n, beta):
     """Return the one-sided Clopper–Pearson upper confidence bound(s) at level 1 − beta.
 
-    `count` of `n` (arrays broadcast); 1 where count = n.
+    `count` of `n` (arrays broadcast); 1 where count = n. Computed by
+    statsmodels, then checked with the forward incomplete beta function: the
+    inverse behind statsmodels (scipy's) loses accuracy at n ≳ 10⁸ with few
+    non-events and can return a value below the root, which would not be an
+    upper bound; there the root is found again by bisection.
     """
     count = np.asarray(count, dtype=float)
     n = np.asarray(n, dtype=float)
     _, upper = proportion_confint(count, n, alpha=2 * beta, method="beta")
-    return np.where(count >= n, 1.0, np.nan_to_num(upper, nan=1.0))
+    upper = np.where(count >= n, 1.0, np.nan_to_num(upper, nan=1.0))
+    return _raise_to_root(count, n, beta, upper)
+
+
+def _raise_to_root(count: np.ndarray, n: np.ndarray, beta: float, upper: np.ndarray) -> np.ndarray:
+    """Return `upper`, raised where P[Binomial(n, upper) ≤ count] > beta, to the smallest p where it is ≤ beta.
+
+    P[Binomial(n, p) ≤ k] = 1 − I_p(k + 1, n − k); the bound must satisfy
+    I_p(k + 1, n − k) ≥ 1 − beta. Disagreements below GUARD_TOLERANCE are
+    rounding and are left alone.
+    """
+    count, n, upper = np.broadcast_arrays(count, n, upper)
+    inside = count < n
+    a, b = count + 1.0, np.where(inside, n - count, 1.0)
+    bad = inside & (betainc(a, b, upper) < 1.0 - beta - GUARD_TOLERANCE)
+    if not np.any(bad):
+        return upper
+    low, high = upper[bad], np.ones(int(bad.sum()))
+    for _ in range(64):
+        mid = 0.5 * (low + high)
+        above = betainc(a[bad], b[bad], mid) >= 1.0 - beta
+        high, low = np.where(above, mid, high), np.where(above, low, mid)
+    fixed = upper.copy()
+    fixed[bad] = high
+    return fixed
 
 
 def epsilon_from_rates(fpr, fnr, delta: float = 0.0):

@@ -129,3 +129,14 @@ def test_invalid_inputs_raise():
         threshold_lower_bound(obs, delta=0.0, strategy="split", rng=0)
     with pytest.raises(DPAuditError):
         threshold_lower_bound(Observations.from_in_out([1.0, 2.0], []), delta=0.0, rng=0)
+
+
+def test_clopper_pearson_upper_bound_stays_above_the_estimate_at_huge_n():
+    # scipy's inverse incomplete beta returns 1 − 7.6e-6 here, below the observed 1 − 5e-6;
+    # the exact root (mpmath, 30 digits) is 1 − 4.694866e-6.
+    from audit.estimators.clopper_pearson import rate_upper_bound
+
+    n = 200_000_000
+    upper = float(rate_upper_bound(n - 1000, n, 0.025))
+    assert upper > (n - 1000) / n
+    assert 1.0 - upper == pytest.approx(4.694866e-6, rel=1e-5)
