@@ -21,7 +21,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from audit.runner import Progress, Task, run_batch
+from audit.runner import AuditInterrupted, Progress, Task, run_batch
 from mechanisms.errors import DPAuditError, MechanismError
 
 DASK_MISSING = "Running on Dask workers needs the optional Dask extra: pip install 'dpaudit[dask]'."
@@ -177,13 +177,16 @@ def run_dask(
         client.submit(run_batch, shared, b.start, sizes[b.start:b.stop], chunk_seeds[b.start:b.stop], seed, key=key, pure=False)
         for key, b in runs.items()
     ]
-    total = None
+    total, done = np.zeros(2, dtype=np.int64), 0
     try:
         for future in as_completed(futures):
-            counts = future.result()
-            total = counts if total is None else total + counts
+            total = total + future.result()
+            finished = sum(sizes[runs[future.key].start:runs[future.key].stop])
+            done += finished
             if progress:
-                progress(sum(sizes[runs[future.key].start:runs[future.key].stop]))
+                progress(finished)
+    except KeyboardInterrupt:
+        raise AuditInterrupted(total, done) from None
     except MechanismError as exc:
         raise MechanismError(str(exc)) from None
     except KilledWorker as exc:

@@ -82,6 +82,20 @@ def run_batch(
     return sum(run_chunk(task, first + j, size, child, seed) for j, (size, child) in enumerate(zip(sizes, chunk_seeds)))
 
 
+class AuditInterrupted(KeyboardInterrupt):
+    """Ctrl-C during the held-out phase, carrying the counts of the `trials` per dataset that finished.
+
+    Those chunks are independent fresh samples and where to stop did not
+    depend on their counts, so a bound from them alone is still sound;
+    `audit_mechanism` attaches it as `result` (None when nothing finished).
+    """
+
+    def __init__(self, counts: np.ndarray, trials: int) -> None:
+        super().__init__()
+        self.counts, self.trials = counts, trials
+        self.result = None
+
+
 @dataclasses.dataclass(frozen=True)
 class Backend:
     """Where chunks run: in this process (default), on `workers` local Dask processes, or at `scheduler`.
@@ -121,12 +135,15 @@ def run_inline(
     progress: Progress | None = None,
 ) -> np.ndarray:
     """Run every chunk in this process; return the sum of their count vectors."""
-    total = None
-    for i, (size, child) in enumerate(zip(sizes, chunk_seeds)):
-        counts = run_chunk(task, i, size, child, seed)
-        total = counts if total is None else total + counts
-        if progress:
-            progress(size)
+    total, done = np.zeros(2, dtype=np.int64), 0
+    try:
+        for i, (size, child) in enumerate(zip(sizes, chunk_seeds)):
+            total = total + run_chunk(task, i, size, child, seed)
+            done += size
+            if progress:
+                progress(size)
+    except KeyboardInterrupt:
+        raise AuditInterrupted(total, done) from None
     return total
 
 

@@ -8,6 +8,7 @@ Ullman, Oprea 2020) → beside the theory upper bound → verdict.
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any, Callable
 
@@ -20,14 +21,14 @@ from audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bou
 from audit.estimators.gdp import gdp_from_counts
 from audit.estimators.lower_bound import LowerBound
 from audit.result import AuditResult
-from audit.runner import Backend, CountRejections, chunk_sizes, draw, per_chunk, run_chunks, seeds
+from audit.runner import AuditInterrupted, Backend, CountRejections, chunk_sizes, draw, per_chunk, run_chunks, seeds
 from audit.theory.upper_bound import UpperBound, upper_bound
 from mechanisms.base import Mechanism, check_pair
 from mechanisms.errors import InvalidParameterError, MechanismError
 from mechanisms.validation import check_delta, check_int, check_probability_open
 
 MIN_TRIALS = 10
-MAX_SELECTION = 500_000
+MAX_SELECTION = 200_000
 SELECTION_LEVEL = 0.005
 
 
@@ -150,21 +151,51 @@ def audit_mechanism(
     chunk_seeds = seeds(seed, len(sizes))[1:]
     if progress:
         progress(n_select)
-    rejected0, rejected1 = run_chunks(
-        CountRejections(mechanism, d0, d1, choice.test), sizes, chunk_seeds,
-        name=mechanism.name, seed=seed, backend=backend, progress=progress,
+    task = CountRejections(mechanism, d0, d1, choice.test)
+    count = functools.partial(
+        _build_result, mechanism, trials=trials, n_select=n_select, delta=delta, confidence=confidence, seed=seed,
+        start=start, test=choice.test.describe(), search=({"trials": trials // 2, "d0": d0, "d1": d1} if search else None),
     )
-    fp, fn = int(rejected0), int(n_held - rejected1)
+    try:
+        rejected = run_chunks(task, sizes, chunk_seeds, name=mechanism.name, seed=seed, backend=backend, progress=progress)
+    except AuditInterrupted as stop:
+        if stop.trials:
+            stop.result = count(stop.counts, stop.trials, interrupted=True)
+        raise
+    return count(rejected, n_held)
+
+
+def _build_result(
+    mechanism: Mechanism,
+    rejected: np.ndarray,
+    n_held: int,
+    *,
+    trials: int,
+    n_select: int,
+    delta: float,
+    confidence: float,
+    seed: int,
+    start: float,
+    test: str,
+    search: dict | None,
+    interrupted: bool = False,
+) -> AuditResult:
+    """Return the result from the held-out rejection counts [among d0 outputs, among d1 outputs] of `n_held` trials each."""
+    fp, fn = int(rejected[0]), int(n_held - rejected[1])
+    details = {"held_out": n_held, "selection": n_select, "false_positives": fp, "false_negatives": fn}
+    if search:
+        details["pair_search"] = search
+    if interrupted:
+        details["interrupted"] = True
     lower = LowerBound(
-        epsilon=float(epsilon_lower_bound(fp, n_held, fn, n_held, delta=delta, beta=beta)),
+        epsilon=float(epsilon_lower_bound(fp, n_held, fn, n_held, delta=delta, beta=1.0 - confidence)),
         confidence=confidence,
         method="clopper-pearson",
         delta=delta,
-        trials=trials,
+        trials=n_select + n_held if interrupted else trials,
         fpr=fp / n_held,
         fnr=fn / n_held,
-        details={"held_out": n_held, "selection": n_select, "false_positives": fp, "false_negatives": fn,
-                 **({"pair_search": {"trials": trials // 2, "d0": d0, "d1": d1}} if search else {})},
+        details=details,
     )
     return AuditResult(
         mechanism=mechanism.name,
@@ -174,7 +205,7 @@ def audit_mechanism(
         lower_bound=lower,
         seconds=time.perf_counter() - start,
         seed=seed,
-        test=choice.test.describe(),
+        test=test,
         secondary=assumption_bounds(fp, fn, n_held, delta=delta, confidence=confidence),
     )
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from rich.console import Console
 
 from audit.cli.common import add_mechanism_arguments, parse_params, resolve_mechanism
 from audit.progress import trial_progress, wanted
-from audit.result import VIOLATION
+from audit.result import VIOLATION, AuditResult
+from audit.runner import AuditInterrupted
 from audit.two_dataset import audit_mechanism
 
 
@@ -20,20 +22,34 @@ def run(args: argparse.Namespace) -> int:
         from audit.report import check_report_path  # matplotlib loads only when a report is asked for
 
         check_report_path(args.report)
-    with trial_progress(args.trials, label=f"auditing {mech.name}", enabled=wanted(quiet=args.quiet)) as progress:
-        result = audit_mechanism(
-            mech, trials=args.trials, seed=args.seed, confidence=args.confidence,
-            progress=progress, workers=args.workers, scheduler=args.scheduler, search=args.search,
-        )
-    if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
-    else:
-        Console().print(result.table())
+    try:
+        with trial_progress(args.trials, label=f"auditing {mech.name}", enabled=wanted(quiet=args.quiet)) as progress:
+            result = audit_mechanism(
+                mech, trials=args.trials, seed=args.seed, confidence=args.confidence,
+                progress=progress, workers=args.workers, scheduler=args.scheduler, search=args.search,
+            )
+    except AuditInterrupted as stop:
+        if stop.result is None:
+            raise
+        held = stop.result.lower_bound.details["held_out"]
+        print(f"dpaudit: interrupted; the bound below uses the {held:,} held-out trials per dataset that finished.",
+              file=sys.stderr)
+        show(stop.result, args.json)
+        return 130
+    show(result, args.json)
     if args.report:
         from audit.report import write_report
 
         write_report(result, args.report, event=mech.event)
     return 1 if result.verdict == VIOLATION else 0
+
+
+def show(result: AuditResult, as_json: bool) -> None:
+    """Print the result as JSON or as a table."""
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        Console().print(result.table())
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
