@@ -16,6 +16,7 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr, ndtri
 
 from audit.theory.roots import smallest_epsilon
+from mechanisms.gaussian import classical_sigma
 from mechanisms.validation import check_delta, check_epsilon, check_int, check_real
 
 
@@ -178,4 +179,4 @@ def classical_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float
     epsilon = check_real(epsilon, "epsilon", "classical_gaussian_sigma", low=0.0, low_open=True)
     delta = check_real(delta, "delta", "classical_gaussian_sigma", low=0.0, high=1.0, low_open=True, high_open=True)
     sensitivity = check_real(sensitivity, "sensitivity", "classical_gaussian_sigma", low=0.0, low_open=True)
-    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / epsilon
+    return classical_sigma(epsilon, delta, sensitivity)
