@@ -53,12 +53,13 @@ class DistinguishingTest:
 
 @dataclasses.dataclass(frozen=True)
 class Choice:
-    """A selected test with its selection-split rates and objective value (not a bound)."""
+    """A selected test with its rates on the `samples` selection outputs per dataset it was chosen on, and its objective value (not a bound)."""
 
     test: DistinguishingTest
     fpr: float
     fnr: float
     objective: float
+    samples: int
 
 
 def threshold_grid(scores: np.ndarray) -> np.ndarray:
@@ -90,7 +91,8 @@ def best_threshold(scorer: Scorer, out0: np.ndarray, out1: np.ndarray, objective
     threshold = t if sign > 0 else -t
     if sign < 0:  # S = {score ≤ t} = {−score ≥ −t}; nudge so that `>` keeps the tie-included set.
         threshold = np.nextafter(-t, -np.inf)
-    return Choice(DistinguishingTest(scorer, float(threshold), sign), float(fpr[best]), float(fnr[best]), float(values[best]))
+    return Choice(DistinguishingTest(scorer, float(threshold), sign), float(fpr[best]), float(fnr[best]), float(values[best]),
+                  min(len(s0), len(s1)))
 
 
 def candidate_scorers(train0: np.ndarray, train1: np.ndarray) -> list[Scorer]:
@@ -106,9 +108,8 @@ def candidate_scorers(train0: np.ndarray, train1: np.ndarray) -> list[Scorer]:
     if is_categorical(train0):
         return [CategoryLogRatio.fit(train0, train1)]
     x0, x1 = as_matrix(train0), as_matrix(train1)
-    n_unique = len(np.unique(np.concatenate([row_keys(train0), row_keys(train1)])))
-    # Discrete: few distinct values, each seen several times on average (not merely a small sample).
-    discrete = n_unique <= min(MAX_CATEGORIES, (len(x0) + len(x1)) // 4)
+    n_unique = distinct_outputs(train0, train1)
+    discrete = n_unique <= max_categories(len(x0) + len(x1))
     scorers: list[Scorer] = []
     if discrete:
         scorers.append(CategoryLogRatio.fit(train0, train1))
@@ -130,17 +131,37 @@ def candidate_scorers(train0: np.ndarray, train1: np.ndarray) -> list[Scorer]:
     return scorers + learned
 
 
+def distinct_outputs(out0: np.ndarray, out1: np.ndarray) -> int:
+    """Return the number of distinct outputs (rows) among both samples."""
+    return len(np.unique(np.concatenate([row_keys(out0), row_keys(out1)])))
+
+
+def max_categories(n: int) -> int:
+    """Return how many distinct values `n` outputs may show and still count as discrete (each seen 4 times on average)."""
+    return min(MAX_CATEGORIES, n // 4)
+
+
+def is_discrete(out0: np.ndarray, out1: np.ndarray) -> bool:
+    """Return True for categories, and for numbers with few distinct values each seen several times on average."""
+    return is_categorical(out0) or distinct_outputs(out0, out1) <= max_categories(len(out0) + len(out1))
+
+
 def select_test(out0: np.ndarray, out1: np.ndarray, *, objective: Objective) -> Choice:
     """Return the best test for telling `out0` (from D0) from `out1` (from D1).
 
-    The samples are split in halves: scorers are fitted on the first, the
-    scorer and threshold are chosen on the second. The caller must estimate
-    the chosen test's rates on samples that were not passed here.
+    Continuous outputs: the samples are split in halves, scorers are fitted
+    on the first and the scorer and threshold chosen on the second. Discrete
+    outputs: both on all the samples, since there the ranking of the
+    categories is what needs samples (a category of 0.5% mass whose ratio is
+    e^0.1 is invisible to half of 10⁶ outputs) and the few distinct scores
+    leave little room to overfit. The caller must estimate the chosen test's
+    rates on samples that were not passed here.
     """
+    if is_discrete(out0, out1):
+        return simplest_best([best_threshold(s, out0, out1, objective) for s in candidate_scorers(out0, out1)])
     h0, h1 = len(out0) // 2, len(out1) // 2
     scorers = candidate_scorers(out0[:h0], out1[:h1])
-    choices = [best_threshold(s, out0[h0:], out1[h1:], objective) for s in scorers]
-    return simplest_best(choices)
+    return simplest_best([best_threshold(s, out0[h0:], out1[h1:], objective) for s in scorers])
 
 
 def simplest_best(choices: list[Choice]) -> Choice:

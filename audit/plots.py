@@ -84,8 +84,8 @@ def result_box(lower: LowerBound) -> RateBox | None:
     details = lower.details
     if not {"held_out", "false_positives", "false_negatives"} <= set(details):
         return None
-    n = int(details["held_out"])
-    return rate_box(int(details["false_positives"]), n, int(details["false_negatives"]), n, beta=1.0 - lower.confidence)
+    n0, n1 = (int(details.get(key, details["held_out"])) for key in ("held_out_d0", "held_out_d1"))
+    return rate_box(int(details["false_positives"]), n0, int(details["false_negatives"]), n1, beta=1.0 - lower.confidence)
 
 
 def region_bounds(epsilon: float, delta: float, alpha: np.ndarray = GRID) -> tuple[np.ndarray, np.ndarray]:

@@ -50,11 +50,25 @@ def draw(mech: Mechanism, d0: Any, d1: Any, size: int, seed: np.random.SeedSeque
     return mech.sample(d0, size, rng), mech.sample(d1, size, rng)
 
 
+def draw_poissonized(
+    mech: Mechanism, d0: Any, d1: Any, size: int, seed: np.random.SeedSequence
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return Poisson(`size`) outputs on d0 then, independently, Poisson(`size`) on d1, from one generator.
+
+    Independent Poisson trial counts make the counts of any fixed event
+    independent Poisson variables, as `audit.estimators.rate_ratio` needs.
+    """
+    rng = np.random.default_rng(seed)
+    n0, n1 = rng.poisson(size, 2)
+    return tuple(mech.sample(d, int(n), rng) if n else np.empty(0) for d, n in ((d0, n0), (d1, n1)))
+
+
 @dataclasses.dataclass(frozen=True)
 class CountRejections:
-    """A chunk's work: draw outputs on d0 and d1 and count where `test` guesses D1.
+    """A chunk's work: draw Poisson(size) outputs on each of d0 and d1 and count where `test` guesses D1.
 
-    Returns [rejections among d0 outputs, rejections among d1 outputs].
+    Returns [rejections among d0 outputs, rejections among d1 outputs,
+    outputs drawn on d0, outputs drawn on d1].
     """
 
     mechanism: Mechanism
@@ -63,8 +77,9 @@ class CountRejections:
     test: DistinguishingTest
 
     def __call__(self, size: int, seed: np.random.SeedSequence) -> np.ndarray:
-        out0, out1 = draw(self.mechanism, self.d0, self.d1, size, seed)
-        return np.array([np.count_nonzero(self.test.rejects(out0)), np.count_nonzero(self.test.rejects(out1))])
+        out0, out1 = draw_poissonized(self.mechanism, self.d0, self.d1, size, seed)
+        rejected = [np.count_nonzero(self.test.rejects(out)) if len(out) else 0 for out in (out0, out1)]
+        return np.array([*rejected, len(out0), len(out1)], dtype=np.int64)
 
 
 def run_chunk(task: Task, index: int, size: int, child: np.random.SeedSequence, seed: int) -> np.ndarray:
@@ -135,7 +150,7 @@ def run_inline(
     progress: Progress | None = None,
 ) -> np.ndarray:
     """Run every chunk in this process; return the sum of their count vectors."""
-    total, done = np.zeros(2, dtype=np.int64), 0
+    total, done = np.int64(0), 0
     try:
         for i, (size, child) in enumerate(zip(sizes, chunk_seeds)):
             total = total + run_chunk(task, i, size, child, seed)

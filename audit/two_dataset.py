@@ -3,7 +3,9 @@
 Flow: draw a selection sample on D0 and D1 → choose a distinguishing test on
 it → draw fresh held-out samples in seeded chunks and count the test's errors
 → Clopper–Pearson ε lower bound (Kairouz, Oh, Viswanath 2015; Jagielski,
-Ullman, Oprea 2020) → beside the theory upper bound → verdict.
+Ullman, Oprea 2020), or for pure ε one interval on the ratio of the
+event's Poisson counts (`audit.estimators.rate_ratio`) → beside the theory
+upper bound → verdict.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from typing import Any, Callable
 import numpy as np
 from dp_accounting import dp_event
 
-from attacks.distinguish import Objective, select_test
+from attacks.distinguish import Choice, Objective, is_discrete, select_test
 from attacks.pair_search import InputSpace, search_pair
 from audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bound
 from audit.estimators.gdp import gdp_from_counts
 from audit.estimators.lower_bound import LowerBound
+from audit.estimators.rate_ratio import TRIALS_LAW, kov_ratio_bounds
 from audit.result import AuditResult
 from audit.runner import AuditInterrupted, Backend, CountRejections, chunk_sizes, draw, per_chunk, run_chunks, seeds
 from audit.theory.upper_bound import UpperBound, upper_bound
@@ -30,6 +33,10 @@ from mechanisms.validation import check_delta, check_int, check_probability_open
 MIN_TRIALS = 10
 MAX_SELECTION = 200_000
 SELECTION_LEVEL = 0.005
+DISCRETE_SELECTION = 1_000_000
+DISCRETE_SELECTION_ELEMENTS = 20_000_000
+DISCRETE_SELECTION_LEVEL = 0.1
+INTERVALS = ("two-rates", "ratio")
 
 
 def split_budget(trials: int) -> tuple[int, int]:
@@ -38,23 +45,57 @@ def split_budget(trials: int) -> tuple[int, int]:
     return selection, trials - selection
 
 
-def projected_bound(n: int, delta: float, beta: float) -> Objective:
-    """Return the objective that chooses a test: the bound it would certify on `n` held-out trials.
+def discrete_selection_size(trials: int, elements: int) -> int:
+    """Return the selection size for discrete outputs: 10% of `trials`, at most DISCRETE_SELECTION (and its memory)."""
+    return min(trials // 10, DISCRETE_SELECTION, DISCRETE_SELECTION_ELEMENTS // max(1, elements))
+
+
+def projected_bound(
+    n: int, delta: float, beta: float, *, level: float = SELECTION_LEVEL, interval: str = "two-rates"
+) -> Objective:
+    """Return the objective that chooses a test: the bound it would certify on Poisson(`n`) held-out trials.
 
     The selection counts are first replaced by their Clopper–Pearson upper
-    bounds at level SELECTION_LEVEL (about 2.6 standard errors), so that a
+    bounds at `level` (SELECTION_LEVEL, about 2.6 standard errors), so that a
     threshold in a far tail, whose few selection errors are mostly luck, does
-    not win among hundreds of candidates (winner's curse); the level was set
-    by `benchmarks/selection_level.py`. This only steers the choice:
+    not win among hundreds of candidates (winner's curse); the levels were set
+    by `benchmarks/selection_level.py` (DISCRETE_SELECTION_LEVEL for discrete
+    outputs, whose candidates are few). This only steers the choice:
     soundness comes from estimating the chosen test on fresh samples.
     """
 
     def objective(fp: np.ndarray, n0: int, fn: np.ndarray, n1: int) -> np.ndarray:
-        fpr = rate_upper_bound(fp, n0, SELECTION_LEVEL)
-        fnr = rate_upper_bound(fn, n1, SELECTION_LEVEL)
+        if interval == "ratio":
+            return projected_directions(fp, n0, fn, n1, n=n, beta=beta, level=level).max(axis=0)
+        fpr, fnr = rate_upper_bound(fp, n0, level), rate_upper_bound(fn, n1, level)
         return epsilon_lower_bound(fpr * n, n, fnr * n, n, delta=delta, beta=beta)
 
     return objective
+
+
+def projected_directions(fp, n0: int, fn, n1: int, *, n: int, beta: float, level: float = SELECTION_LEVEL) -> np.ndarray:
+    """Return both pure-ε ratio bounds (`kov_ratio_bounds`) projected from selection counts to `n` held-out trials."""
+    fpr, fnr = rate_upper_bound(fp, n0, level), rate_upper_bound(fn, n1, level)
+    return kov_ratio_bounds(fpr * n, n, fnr * n, n, beta)
+
+
+def held_out_direction(choice: Choice, n: int, beta: float, level: float) -> int:
+    """Return which `kov_ratio_bounds` entry the held-out counts will certify, fixed from the selection counts."""
+    m = choice.samples
+    return int(np.argmax(projected_directions(choice.fpr * m, m, choice.fnr * m, m, n=n, beta=beta, level=level)))
+
+
+def check_interval(interval: Any, delta: float) -> str:
+    """Return `interval` if it is one of INTERVALS and fits `delta`; else raise one sentence."""
+    if interval not in INTERVALS:
+        raise InvalidParameterError(
+            f"The 'interval' parameter of audit_mechanism must be one of {', '.join(INTERVALS)}; got {interval!r} instead."
+        )
+    if interval == "ratio" and delta > 0.0:
+        raise InvalidParameterError(
+            f"The ratio interval certifies pure ε only; audit at delta=0 or use interval='two-rates' (delta is {delta:g})."
+        )
+    return interval
 
 
 def theory_upper_bound(mech: Mechanism, delta: float) -> UpperBound:
@@ -99,6 +140,17 @@ def _selection(mech: Mechanism, d0: np.ndarray, d1: np.ndarray, size: int, seed:
     return out0, out1
 
 
+def _discrete_selection(
+    mech: Mechanism, d0: np.ndarray, d1: np.ndarray, out0: np.ndarray, out1: np.ndarray, *, trials: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the selection outputs grown to `discrete_selection_size` with draws from the selection seed's first child."""
+    size = discrete_selection_size(trials, int(np.prod(out0.shape[1:], dtype=int)))
+    if size <= len(out0):
+        return out0, out1
+    more0, more1 = _selection(mech, d0, d1, size - len(out0), np.random.SeedSequence(seed).spawn(1)[0].spawn(1)[0])
+    return np.concatenate([out0, more0]), np.concatenate([out1, more1])
+
+
 def audit_mechanism(
     mechanism: Mechanism,
     d0: Any = None,
@@ -112,16 +164,30 @@ def audit_mechanism(
     workers: int | None = None,
     scheduler: str | None = None,
     search: bool | InputSpace = False,
+    interval: str = "two-rates",
 ) -> AuditResult:
     """Audit `mechanism` on neighbours (d0, d1); return an `AuditResult`.
 
-    `trials` outputs are drawn from each dataset: about 10% choose the test,
-    the rest estimate its error rates. The lower bound holds with probability
-    ≥ `confidence`: the test is fixed before the held-out outputs are drawn,
-    and the Clopper–Pearson bounds on FPR and FNR each get half of
-    1 − `confidence`. `delta` defaults to the claim's δ. The same `seed` gives
-    the same result, in process (default), on `workers` local Dask processes
-    or on the Dask cluster at `scheduler`. `progress(n)` is called as n more
+    About `trials` outputs are drawn from each dataset: about 10% (up to
+    10⁶ for discrete outputs) choose the test, the rest (a Poisson number
+    with that mean, per dataset) estimate its error rates. The lower bound
+    holds with probability ≥ `confidence`, since the test is fixed before the
+    held-out outputs are drawn. `interval` says how it is computed:
+
+    - "two-rates" (default): Clopper–Pearson upper bounds on FPR and FNR at
+      half of 1 − `confidence` each (Kairouz, Oh, Viswanath). Conservative:
+      a correct mechanism that is exactly tight is flagged far less often
+      than 1 − `confidence` (about 0.3% of audits at 95%).
+    - "ratio" (pure ε, δ = 0 only): one Clopper–Pearson bound at all of
+      1 − `confidence` on the ratio of the rejection set's Poisson counts,
+      its direction fixed on the selection split (`audit.estimators.rate_ratio`).
+      Needs about a third of the samples for the same bound, and flags an
+      exactly tight correct mechanism in up to 1 − `confidence` of audits,
+      as its confidence says.
+
+    `delta` defaults to the claim's δ. The same `seed` gives the same
+    result, in process (default), on `workers` local Dask processes or on
+    the Dask cluster at `scheduler`. `progress(n)` is called as n more
     trials per dataset finish (none by default).
 
     With `search` (True, or an `attacks.pair_search.InputSpace` to draw
@@ -137,16 +203,22 @@ def audit_mechanism(
     seed = check_int(seed, "seed", "audit_mechanism", low=0)
     confidence = check_probability_open(confidence, "confidence", "audit_mechanism")
     delta = mechanism.claim.delta if delta is None else check_delta(delta, "audit_mechanism")
+    interval = check_interval(interval, delta)
     backend = Backend(workers=workers, scheduler=scheduler)
     beta = 1.0 - confidence
     start = time.perf_counter()
     n_select, n_held = split_budget(trials)
     d0, d1 = _resolve_pair(
-        mechanism, d0, d1, search, objective=projected_bound(n_held, delta, beta), budget=trials // 2, seed=seed
+        mechanism, d0, d1, search, objective=projected_bound(n_held, delta, beta, interval=interval), budget=trials // 2, seed=seed
     )
 
     out0, out1 = _selection(mechanism, d0, d1, n_select, np.random.SeedSequence(seed).spawn(1)[0])
-    choice = select_test(out0, out1, objective=projected_bound(n_held, delta, beta))
+    level = SELECTION_LEVEL
+    if is_discrete(out0, out1):
+        out0, out1 = _discrete_selection(mechanism, d0, d1, out0, out1, trials=trials, seed=seed)
+        n_select, n_held, level = len(out0), trials - len(out0), DISCRETE_SELECTION_LEVEL
+    choice = select_test(out0, out1, objective=projected_bound(n_held, delta, beta, level=level, interval=interval))
+    direction = held_out_direction(choice, n_held, beta, level) if interval == "ratio" else None
     sizes = chunk_sizes(n_held, per_chunk(int(np.prod(out0.shape[1:], dtype=int))))
     chunk_seeds = seeds(seed, len(sizes))[1:]
     if progress:
@@ -154,20 +226,34 @@ def audit_mechanism(
     task = CountRejections(mechanism, d0, d1, choice.test)
     count = functools.partial(
         _build_result, mechanism, trials=trials, n_select=n_select, delta=delta, confidence=confidence, seed=seed,
-        start=start, test=choice.test.describe(), search=({"trials": trials // 2, "d0": d0, "d1": d1} if search else None),
+        start=start, test=choice.test.describe(), direction=direction,
+        search=({"trials": trials // 2, "d0": d0, "d1": d1} if search else None),
     )
     try:
-        rejected = run_chunks(task, sizes, chunk_seeds, name=mechanism.name, seed=seed, backend=backend, progress=progress)
+        counts = run_chunks(task, sizes, chunk_seeds, name=mechanism.name, seed=seed, backend=backend, progress=progress)
     except AuditInterrupted as stop:
         if stop.trials:
             stop.result = count(stop.counts, stop.trials, interrupted=True)
         raise
-    return count(rejected, n_held)
+    return count(counts, n_held)
+
+
+def held_out_bound(fp: int, n0: int, fn: int, n1: int, *, delta: float, beta: float, direction: int | None) -> float:
+    """Return the certified ε of the held-out counts.
+
+    With a `direction` (the "ratio" interval), the one ratio interval of the
+    direction fixed on the selection split (`rate_ratio`, all of β);
+    otherwise Kairouz–Oh–Viswanath with a Clopper–Pearson bound on each
+    rate at β/2.
+    """
+    if direction is not None:
+        return float(kov_ratio_bounds(fp, n0, fn, n1, beta)[direction])
+    return float(epsilon_lower_bound(fp, n0, fn, n1, delta=delta, beta=beta))
 
 
 def _build_result(
     mechanism: Mechanism,
-    rejected: np.ndarray,
+    counts: np.ndarray,
     n_held: int,
     *,
     trials: int,
@@ -177,24 +263,34 @@ def _build_result(
     seed: int,
     start: float,
     test: str,
+    direction: int | None,
     search: dict | None,
     interrupted: bool = False,
 ) -> AuditResult:
-    """Return the result from the held-out rejection counts [among d0 outputs, among d1 outputs] of `n_held` trials each."""
-    fp, fn = int(rejected[0]), int(n_held - rejected[1])
-    details = {"held_out": n_held, "selection": n_select, "false_positives": fp, "false_negatives": fn}
+    """Return the result from the held-out counts [d0 rejections, d1 rejections, d0 outputs, d1 outputs].
+
+    `n_held` is the expected number of held-out outputs per dataset (each
+    count is Poisson with that mean).
+    """
+    n0, n1 = int(counts[2]), int(counts[3])
+    fp, fn = int(counts[0]), n1 - int(counts[1])
+    details = {
+        "held_out": n_held, "held_out_d0": n0, "held_out_d1": n1, "selection": n_select,
+        "false_positives": fp, "false_negatives": fn,
+        "interval": TRIALS_LAW if direction is not None else "Clopper–Pearson on each rate at β/2",
+    }
     if search:
         details["pair_search"] = search
     if interrupted:
         details["interrupted"] = True
     lower = LowerBound(
-        epsilon=float(epsilon_lower_bound(fp, n_held, fn, n_held, delta=delta, beta=1.0 - confidence)),
+        epsilon=held_out_bound(fp, n0, fn, n1, delta=delta, beta=1.0 - confidence, direction=direction),
         confidence=confidence,
         method="clopper-pearson",
         delta=delta,
         trials=n_select + n_held if interrupted else trials,
-        fpr=fp / n_held,
-        fnr=fn / n_held,
+        fpr=fp / max(n0, 1),
+        fnr=fn / max(n1, 1),
         details=details,
     )
     return AuditResult(
@@ -206,11 +302,11 @@ def _build_result(
         seconds=time.perf_counter() - start,
         seed=seed,
         test=test,
-        secondary=assumption_bounds(fp, fn, n_held, delta=delta, confidence=confidence),
+        secondary=assumption_bounds(fp, n0, fn, n1, delta=delta, confidence=confidence),
     )
 
 
-def assumption_bounds(fp: int, fn: int, n: int, *, delta: float, confidence: float) -> tuple[LowerBound, ...]:
+def assumption_bounds(fp: int, n0: int, fn: int, n1: int, *, delta: float, confidence: float) -> tuple[LowerBound, ...]:
     """Return the bounds that hold only under an assumption, from the same held-out counts.
 
     The Gaussian-DP bound (Nasr et al. 2023) at δ > 0: far tighter for
@@ -219,4 +315,4 @@ def assumption_bounds(fp: int, fn: int, n: int, *, delta: float, confidence: flo
     """
     if delta == 0.0:
         return ()
-    return (gdp_from_counts(fp, n, fn, n, delta=delta, confidence=confidence),)
+    return (gdp_from_counts(fp, n0, fn, n1, delta=delta, confidence=confidence),)

@@ -1,9 +1,9 @@
 """The best certified ε lower bound any fixed test can reach on n held-out samples, computed exactly.
 
 For a pair (D0, D1) with output laws P0, P1 and a rejection set S, the
-audit certifies ε̂(S) = log(CP₋(P1(S)) / CP₊(P0(S))) (or the swapped ratio),
-each Clopper–Pearson bound at β/2 (Kairouz, Oh, Viswanath, ICML 2015;
-Jagielski, Ullman, Oprea, NeurIPS 2020). Here P0 and P1 are computed by
+audit certifies ε̂(S) = log(r₋/(1 − r₋)), r₋ the Clopper–Pearson lower bound
+at β on the share of S's Poisson counts that fall on the numerator's dataset
+(`audit.estimators.rate_ratio`; Kairouz, Oh, Viswanath, ICML 2015). Here P0 and P1 are computed by
 numerical integration, not sampled, and the counts are set to their
 expectations n·P(S); the maximum over S is the bound a perfect attack would
 typically certify at that n. A published bound above it needs more samples,
@@ -27,7 +27,7 @@ import numpy as np
 from scipy.stats import laplace
 
 from attacks.pair_search import split_patterns, statdp_patterns
-from audit.estimators.clopper_pearson import epsilon_lower_bound
+from audit.estimators.rate_ratio import kov_ratio_bounds
 from mechanisms.base import Mechanism
 
 GRID_POINTS = 50_001
@@ -57,10 +57,12 @@ def event_bound(a: np.ndarray, b: np.ndarray, *, n: int, beta: float) -> float:
     """Return the largest expected certified ε over events of probability a under D0 and b under D1.
 
     Each event is tried as the rejection set in both orientations (its
-    complement is covered by the other one).
+    complement is covered by the other one), with the held-out estimator of a
+    pure-ε audit: one ratio interval at β for the direction fixed in advance
+    (`audit.estimators.rate_ratio`), the counts set to their expectations.
     """
-    forward = epsilon_lower_bound(np.round(n * a), n, np.round(n * (1.0 - b)), n, beta=beta)
-    backward = epsilon_lower_bound(np.round(n * b), n, np.round(n * (1.0 - a)), n, beta=beta)
+    forward = kov_ratio_bounds(n * a, n, n * (1.0 - b), n, beta)
+    backward = kov_ratio_bounds(n * b, n, n * (1.0 - a), n, beta)
     return float(max(forward.max(), backward.max()))
 
 

@@ -58,7 +58,7 @@ def run(trials: int, seed: int, confidence: float) -> list[dict]:
     for name, params, theirs, truth in CASES:
         mech = get_mechanism(name, epsilon=EPSILON, **params)
         start = time.perf_counter()
-        result = audit_mechanism(mech, trials=trials, seed=seed, confidence=confidence)
+        result = audit_mechanism(mech, trials=trials, seed=seed, confidence=confidence, interval="ratio")
         seconds = time.perf_counter() - start
         exact = best_achievable(mech, n=result.lower_bound.details["held_out"], beta=1.0 - confidence)
         rows.append({

@@ -73,8 +73,8 @@ def phases(mech, trials: int, seed: int) -> tuple[dict[str, float], float]:
     t_score, _ = seconds(lambda: choice.test.rejects(np.concatenate([out0, out1] * (n_held // n_select))))
     half = n_select // 2
     value = best_threshold(Coordinate(0, "value"), out0[half:], out1[half:], objective).test
-    rejected0, rejected1 = run_inline(CountRejections(mech, d0, d1, value), sizes, chunk_seeds, seed=seed)
-    value_bound = float(epsilon_lower_bound(rejected0, n_held, n_held - rejected1, n_held, beta=BETA))
+    rejected0, rejected1, n0, n1 = run_inline(CountRejections(mech, d0, d1, value), sizes, chunk_seeds, seed=seed)
+    value_bound = float(epsilon_lower_bound(rejected0, n0, n1 - rejected1, n1, beta=BETA))
     times = {
         "draw the selection sample": t_draw,
         f"choose the test: {choice.test.scorer.name}": t_select,

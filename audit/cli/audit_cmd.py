@@ -12,7 +12,7 @@ from audit.cli.common import add_mechanism_arguments, parse_params, resolve_mech
 from audit.progress import trial_progress, wanted
 from audit.result import VIOLATION, AuditResult
 from audit.runner import AuditInterrupted
-from audit.two_dataset import audit_mechanism
+from audit.two_dataset import INTERVALS, audit_mechanism
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
             result = audit_mechanism(
                 mech, trials=args.trials, seed=args.seed, confidence=args.confidence,
                 progress=progress, workers=args.workers, scheduler=args.scheduler, search=args.search,
+                interval=args.interval,
             )
     except AuditInterrupted as stop:
         if stop.result is None:
@@ -66,4 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--search", action="store_true",
                         help="search the neighbouring pair among StatDP's patterns (extra trials, separate seed stream)")
+    parser.add_argument("--interval", choices=INTERVALS, default="two-rates",
+                        help="two-rates (default, conservative) or ratio (pure ε only: one exact interval on the ratio"
+                             " of Poisson counts, about a third of the samples for the same bound)")
     parser.set_defaults(run=run)

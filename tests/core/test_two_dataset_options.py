@@ -1,0 +1,40 @@
+"""audit_mechanism's choices: the interval, the selection size for discrete outputs, Poisson held-out counts."""
+
+import numpy as np
+import pytest
+
+from audit import audit_mechanism
+from audit.two_dataset import DISCRETE_SELECTION, discrete_selection_size, split_budget
+from mechanisms import get_mechanism
+from mechanisms.errors import DPAuditError
+
+
+def test_ratio_interval_refuses_approximate_dp():
+    with pytest.raises(DPAuditError, match=r"^The ratio interval certifies pure ε only; .*\.$"):
+        audit_mechanism(get_mechanism("gaussian"), trials=1000, interval="ratio")
+
+
+def test_unknown_interval_is_one_sentence():
+    with pytest.raises(DPAuditError, match=r"^The 'interval' parameter of audit_mechanism must be one of two-rates, ratio"):
+        audit_mechanism(get_mechanism("laplace"), trials=1000, interval="wald")
+
+
+def test_discrete_outputs_get_a_tenth_of_the_trials_to_choose_the_test():
+    trials = 4_000_000
+    details = audit_mechanism(get_mechanism("randomized_response"), trials=trials, seed=1).lower_bound.details
+    assert split_budget(trials)[0] < details["selection"] == discrete_selection_size(trials, 1) == trials // 10
+    continuous = audit_mechanism(get_mechanism("laplace"), trials=trials, seed=1).lower_bound.details
+    assert continuous["selection"] == split_budget(trials)[0]
+
+
+def test_discrete_selection_is_capped_by_count_and_memory():
+    assert discrete_selection_size(10**9, 1) == DISCRETE_SELECTION
+    assert discrete_selection_size(10**9, 10**6) < DISCRETE_SELECTION
+
+
+def test_held_out_counts_are_poisson_around_the_held_out_size():
+    details = audit_mechanism(get_mechanism("laplace"), trials=1_000_000, seed=2).lower_bound.details
+    n = details["held_out"]
+    for key in ("held_out_d0", "held_out_d1"):
+        assert abs(details[key] - n) < 5 * np.sqrt(n)  # Poisson(n): 5 standard deviations
+    assert details["held_out_d0"] != details["held_out_d1"]
