@@ -91,7 +91,7 @@ def sparse_vector(*, epsilon: float = 1.0, num_queries: int = 10, cutoff: int = 
         return cut_off(_above(data, size, rng, threshold=t, rho_scale=2 / eps, nu_scale=4 * c / eps), c)
 
     return _svt("sparse_vector", eps, m, c, t, sample, event=EpsilonDeltaDpEvent(eps, 0.0), buggy=False,
-                pair="half_half", text="Sparse vector (Lyu et al. Alg 1).")
+                pair="last_above_rest_below", text="Sparse vector (Lyu et al. Alg 1).")
 
 
 @register("sparse_vector_dwork_roth")
@@ -115,7 +115,7 @@ def sparse_vector_dwork_roth(
         return cut_off(above, c)
 
     return _svt("sparse_vector_dwork_roth", eps, m, c, t, sample, event=EpsilonDeltaDpEvent(eps, 0.0), buggy=False,
-                pair="half_half", text="Sparse vector (Dwork & Roth; Lyu et al. Alg 2).")
+                pair="last_above_rest_below", text="Sparse vector (Dwork & Roth; Lyu et al. Alg 2).")
 
 
 @register("sparse_vector_noisy_value")
