@@ -2,11 +2,11 @@
 
 Chunks go through `Client.submit`, which serialises with cloudpickle, so
 mechanisms whose samplers are closures reach the workers (a stdlib pickle
-pool would refuse them). The chunk task is submitted once as a future of its
-own, so the scheduler can recompute it if the worker holding it dies, and
-each chunk depends on it. A worker that dies mid-chunk is replaced and the
-chunk rescheduled by the scheduler (up to `distributed.scheduler.allowed-failures`
-times); the chunk's seed is fixed, so the result is unchanged. Dask is an
+pool would refuse them). Each batch of chunks carries the chunk task itself
+(a few kB), so no batch depends on data held by one worker: the scheduler
+spreads them evenly, and a worker that dies mid-batch is replaced and the
+batch rerun elsewhere (up to `distributed.scheduler.allowed-failures`
+times); the chunks' seeds are fixed, so the result is unchanged. Dask is an
 optional extra (`dpaudit[dask]`) and is imported only here, only when asked.
 """
 
@@ -32,9 +32,15 @@ MAX_BATCH = 16
 QUIET_LOGGERS = ("distributed", "tornado", "asyncio", "bokeh")
 # Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in workers, which turns off glibc's adaptive mmap
 # threshold: every chunk's arrays are then mapped afresh and an audit runs ~40% slower. Unset it.
+# The workers' statistical profiler samples every thread's stack each 10 ms and the system
+# monitor polls every 500 ms: on a machine with as many workers as cores, that is CPU taken
+# from the chunks (the 2-worker speed-up in benchmarks/scaling.py went from ~1.5× to ~1.7×).
 LOCAL_CONFIG = {
     "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.gil.enabled": False,
+    "distributed.admin.system-monitor.interval": "2s",
 }
 # No dashboard; the scheduler's small health HTTP server takes a free local port, not 8787.
 NO_DASHBOARD = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
@@ -140,14 +146,17 @@ def _connect(distributed: Any, scheduler: str) -> Any:
 
 
 def batches(n_chunks: int, n_workers: int) -> list[range]:
-    """Return consecutive runs of chunk indices, one Dask task each: about BATCHES_PER_WORKER per worker thread.
+    """Return consecutive runs of chunk indices of near-equal length, one Dask task each.
 
-    A chunk (≈ 10 ms of Laplace noise) is too small to pay for a task's
-    scheduling; batching changes only how chunks travel, never their sizes
-    or seeds, so the result is unchanged.
+    BATCHES_PER_WORKER per worker thread (more when a batch would exceed
+    MAX_BATCH chunks), so the workers finish together. A chunk (≈ 10 ms of
+    Laplace noise) is too small to pay for a task's scheduling; batching
+    changes only how chunks travel, never their sizes or seeds, so the
+    result is unchanged.
     """
-    per = min(MAX_BATCH, max(1, n_chunks // (BATCHES_PER_WORKER * max(1, n_workers))))
-    return [range(i, min(i + per, n_chunks)) for i in range(0, n_chunks, per)]
+    count = min(n_chunks, max(BATCHES_PER_WORKER * max(1, n_workers), -(-n_chunks // MAX_BATCH)))
+    edges = [round(i * n_chunks / count) for i in range(count + 1)]
+    return [range(a, b) for a, b in zip(edges, edges[1:])]
 
 
 def run_dask(
@@ -169,15 +178,14 @@ def run_dask(
     from distributed import KilledWorker, as_completed
 
     run_id = uuid.uuid4().hex
-    shared = client.submit(_identity, task, key=f"dpaudit-task-{run_id}", pure=False)
     runs = {
         f"dpaudit-chunks-{run_id}-{b.start}": b for b in batches(len(sizes), sum(client.nthreads().values()))
     }
     futures = [
-        client.submit(run_batch, shared, b.start, sizes[b.start:b.stop], chunk_seeds[b.start:b.stop], seed, key=key, pure=False)
+        client.submit(run_batch, task, b.start, sizes[b.start:b.stop], chunk_seeds[b.start:b.stop], seed, key=key, pure=False)
         for key, b in runs.items()
     ]
-    total, done = np.zeros(2, dtype=np.int64), 0
+    total, done = np.int64(0), 0
     try:
         for future in as_completed(futures):
             total = total + future.result()
@@ -195,12 +203,8 @@ def run_dask(
             f"(seed {seed}), so it was given up; check the workers' memory."
         ) from None
     finally:
-        client.cancel(futures + [shared])
+        client.cancel(futures)
     return total
-
-
-def _identity(value: Any) -> Any:
-    return value
 
 
 def _span(chunks: range | None) -> str:
