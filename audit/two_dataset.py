@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 from dp_accounting import dp_event
 
-from attacks.distinguish import Choice, Objective, is_discrete, select_test
+from attacks.distinguish import Choice, Objective, distinct_outputs, is_discrete, select_test
 from attacks.pair_search import InputSpace, search_pair
 from audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bound
 from audit.estimators.gdp import gdp_from_counts
@@ -35,7 +35,8 @@ MAX_SELECTION = 200_000
 SELECTION_LEVEL = 0.005
 DISCRETE_SELECTION = 1_000_000
 DISCRETE_SELECTION_ELEMENTS = 20_000_000
-DISCRETE_SELECTION_LEVEL = 0.1
+DISCRETE_LEVEL_MASS = 5.0
+MAX_DISCRETE_LEVEL = 0.5
 INTERVALS = ("two-rates", "ratio")
 
 
@@ -50,6 +51,18 @@ def discrete_selection_size(trials: int, elements: int) -> int:
     return min(trials // 10, DISCRETE_SELECTION, DISCRETE_SELECTION_ELEMENTS // max(1, elements))
 
 
+def discrete_level(categories: int) -> float:
+    """Return the selection level for discrete outputs with `categories` distinct values: DISCRETE_LEVEL_MASS / categories, at most 1/2.
+
+    The winner's curse grows with the number of thresholds compared, and a
+    table of K categories has K. With few categories a weak level lets a
+    rare category with a high ratio win (sparse vector's best test is one
+    category of 0.6% mass); with hundreds, each seen rarely in the tails, a
+    strong one is needed (`benchmarks/selection_level.py --discrete`).
+    """
+    return min(MAX_DISCRETE_LEVEL, DISCRETE_LEVEL_MASS / max(1, categories))
+
+
 def projected_bound(
     n: int, delta: float, beta: float, *, level: float = SELECTION_LEVEL, interval: str = "two-rates"
 ) -> Objective:
@@ -59,7 +72,7 @@ def projected_bound(
     bounds at `level` (SELECTION_LEVEL, about 2.6 standard errors), so that a
     threshold in a far tail, whose few selection errors are mostly luck, does
     not win among hundreds of candidates (winner's curse); the levels were set
-    by `benchmarks/selection_level.py` (DISCRETE_SELECTION_LEVEL for discrete
+    by `benchmarks/selection_level.py` (`discrete_level` for discrete
     outputs, whose candidates are few). This only steers the choice:
     soundness comes from estimating the chosen test on fresh samples.
     """
@@ -177,7 +190,7 @@ def audit_mechanism(
     - "two-rates" (default): Clopper–Pearson upper bounds on FPR and FNR at
       half of 1 − `confidence` each (Kairouz, Oh, Viswanath). Conservative:
       a correct mechanism that is exactly tight is flagged far less often
-      than 1 − `confidence` (about 0.3% of audits at 95%).
+      than 1 − `confidence` (about 0.5% of audits at 95%).
     - "ratio" (pure ε, δ = 0 only): one Clopper–Pearson bound at all of
       1 − `confidence` on the ratio of the rejection set's Poisson counts,
       its direction fixed on the selection split (`audit.estimators.rate_ratio`).
@@ -216,7 +229,8 @@ def audit_mechanism(
     level = SELECTION_LEVEL
     if is_discrete(out0, out1):
         out0, out1 = _discrete_selection(mechanism, d0, d1, out0, out1, trials=trials, seed=seed)
-        n_select, n_held, level = len(out0), trials - len(out0), DISCRETE_SELECTION_LEVEL
+        n_select, n_held = len(out0), trials - len(out0)
+        level = discrete_level(distinct_outputs(out0, out1))
     choice = select_test(out0, out1, objective=projected_bound(n_held, delta, beta, level=level, interval=interval))
     direction = held_out_direction(choice, n_held, beta, level) if interval == "ratio" else None
     sizes = chunk_sizes(n_held, per_chunk(int(np.prod(out0.shape[1:], dtype=int))))

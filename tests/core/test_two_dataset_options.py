@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from audit import audit_mechanism
-from audit.two_dataset import DISCRETE_SELECTION, discrete_selection_size, split_budget
+from audit.two_dataset import DISCRETE_SELECTION, MAX_DISCRETE_LEVEL, discrete_level, discrete_selection_size, split_budget
 from mechanisms import get_mechanism
 from mechanisms.errors import DPAuditError
 
@@ -38,3 +38,9 @@ def test_held_out_counts_are_poisson_around_the_held_out_size():
     for key in ("held_out_d0", "held_out_d1"):
         assert abs(details[key] - n) < 5 * np.sqrt(n)  # Poisson(n): 5 standard deviations
     assert details["held_out_d0"] != details["held_out_d1"]
+
+
+def test_discrete_level_is_weaker_for_fewer_categories_and_capped():
+    levels = [discrete_level(k) for k in (1, 2, 11, 240, 4096)]
+    assert levels[0] == levels[1] == MAX_DISCRETE_LEVEL
+    assert all(a >= b for a, b in zip(levels, levels[1:])) and levels[2] > levels[3] > levels[4]

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from audit.backends import MAX_BATCH, BackendError, batches, dask_client
+from audit.backends import BATCHES_PER_WORKER, MAX_BATCH, BackendError, batches, dask_client
 from audit.progress import compact, trial_progress, wanted
 from audit.runner import Backend, chunk_sizes, per_chunk
 from audit.two_dataset import audit_mechanism
@@ -67,3 +67,10 @@ def test_batches_cover_every_chunk_once_in_order(n_chunks, n_workers):
     assert [i for run in runs for i in run] == list(range(n_chunks))
     assert max(len(run) for run in runs) <= MAX_BATCH
     assert len(runs) >= min(n_chunks, n_workers)
+
+
+@pytest.mark.parametrize("n_chunks, n_workers", [(180, 2), (181, 2), (37, 1), (4000, 64), (50_000, 2)])
+def test_batches_are_near_equal_so_workers_finish_together(n_chunks, n_workers):
+    lengths = [len(run) for run in batches(n_chunks, n_workers)]
+    assert max(lengths) - min(lengths) <= 1
+    assert len(lengths) >= min(n_chunks, BATCHES_PER_WORKER * n_workers)
