@@ -17,85 +17,28 @@ from typing import Any, Callable
 import numpy as np
 from dp_accounting import dp_event
 
-from attacks.distinguish import Choice, Objective, distinct_outputs, is_discrete, select_test
+from attacks.distinguish import Objective, is_discrete, select_test
 from attacks.pair_search import InputSpace, search_pair
-from audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bound
+from audit.estimators.clopper_pearson import epsilon_lower_bound
 from audit.estimators.gdp import gdp_from_counts
 from audit.estimators.lower_bound import LowerBound
 from audit.estimators.rate_ratio import TRIALS_LAW, kov_ratio_bounds
 from audit.result import AuditResult
 from audit.runner import AuditInterrupted, Backend, CountRejections, chunk_sizes, draw, per_chunk, run_chunks, seeds
+from audit.selection import (
+    discrete_selection_size,
+    held_out_direction,
+    projected_bound,
+    selection_level,
+    split_budget,
+)
 from audit.theory.upper_bound import UpperBound, upper_bound
 from mechanisms.base import Mechanism, check_pair
 from mechanisms.errors import InvalidParameterError, MechanismError
 from mechanisms.validation import check_delta, check_int, check_probability_open
 
 MIN_TRIALS = 10
-MAX_SELECTION = 200_000
-SELECTION_LEVEL = 0.005
-DISCRETE_SELECTION = 1_000_000
-DISCRETE_SELECTION_ELEMENTS = 20_000_000
-DISCRETE_LEVEL_MASS = 5.0
-MAX_DISCRETE_LEVEL = 0.5
 INTERVALS = ("two-rates", "ratio")
-
-
-def split_budget(trials: int) -> tuple[int, int]:
-    """Return (selection, held-out) sample sizes per dataset: about 10% to choose the test."""
-    selection = min(max(trials // 10, min(trials // 3, 2000)), MAX_SELECTION)
-    return selection, trials - selection
-
-
-def discrete_selection_size(trials: int, elements: int) -> int:
-    """Return the selection size for discrete outputs: 10% of `trials`, at most DISCRETE_SELECTION (and its memory)."""
-    return min(trials // 10, DISCRETE_SELECTION, DISCRETE_SELECTION_ELEMENTS // max(1, elements))
-
-
-def discrete_level(categories: int) -> float:
-    """Return the selection level for discrete outputs with `categories` distinct values: DISCRETE_LEVEL_MASS / categories, at most 1/2.
-
-    The winner's curse grows with the number of thresholds compared, and a
-    table of K categories has K. With few categories a weak level lets a
-    rare category with a high ratio win (sparse vector's best test is one
-    category of 0.6% mass); with hundreds, each seen rarely in the tails, a
-    strong one is needed (`benchmarks/selection_level.py --discrete`).
-    """
-    return min(MAX_DISCRETE_LEVEL, DISCRETE_LEVEL_MASS / max(1, categories))
-
-
-def projected_bound(
-    n: int, delta: float, beta: float, *, level: float = SELECTION_LEVEL, interval: str = "two-rates"
-) -> Objective:
-    """Return the objective that chooses a test: the bound it would certify on Poisson(`n`) held-out trials.
-
-    The selection counts are first replaced by their Clopper–Pearson upper
-    bounds at `level` (SELECTION_LEVEL, about 2.6 standard errors), so that a
-    threshold in a far tail, whose few selection errors are mostly luck, does
-    not win among hundreds of candidates (winner's curse); the levels were set
-    by `benchmarks/selection_level.py` (`discrete_level` for discrete
-    outputs, whose candidates are few). This only steers the choice:
-    soundness comes from estimating the chosen test on fresh samples.
-    """
-
-    def objective(fp: np.ndarray, n0: int, fn: np.ndarray, n1: int) -> np.ndarray:
-        if interval == "ratio":
-            return projected_directions(fp, n0, fn, n1, n=n, beta=beta, level=level).max(axis=0)
-        fpr, fnr = rate_upper_bound(fp, n0, level), rate_upper_bound(fn, n1, level)
-        return epsilon_lower_bound(fpr * n, n, fnr * n, n, delta=delta, beta=beta)
-
-    return objective
-
-
-def projected_directions(fp, n0: int, fn, n1: int, *, n: int, beta: float, level: float = SELECTION_LEVEL) -> np.ndarray:
-    """Return both pure-ε ratio bounds (`kov_ratio_bounds`) projected from selection counts to `n` held-out trials."""
-    fpr, fnr = rate_upper_bound(fp, n0, level), rate_upper_bound(fn, n1, level)
-    return kov_ratio_bounds(fpr * n, n, fnr * n, n, beta)
-
-
-def held_out_direction(choice: Choice, n: int, beta: float, level: float) -> int:
-    """Return which `kov_ratio_bounds` entry the held-out counts will certify, fixed from the selection counts."""
-    m = choice.samples
-    return int(np.argmax(projected_directions(choice.fpr * m, m, choice.fnr * m, m, n=n, beta=beta, level=level)))
 
 
 def check_interval(interval: Any, delta: float) -> str:
@@ -226,11 +169,10 @@ def audit_mechanism(
     )
 
     out0, out1 = _selection(mechanism, d0, d1, n_select, np.random.SeedSequence(seed).spawn(1)[0])
-    level = SELECTION_LEVEL
     if is_discrete(out0, out1):
         out0, out1 = _discrete_selection(mechanism, d0, d1, out0, out1, trials=trials, seed=seed)
         n_select, n_held = len(out0), trials - len(out0)
-        level = discrete_level(distinct_outputs(out0, out1))
+    level = selection_level(out0, out1)
     choice = select_test(out0, out1, objective=projected_bound(n_held, delta, beta, level=level, interval=interval))
     direction = held_out_direction(choice, n_held, beta, level) if interval == "ratio" else None
     sizes = chunk_sizes(n_held, per_chunk(int(np.prod(out0.shape[1:], dtype=int))))

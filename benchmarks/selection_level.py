@@ -1,6 +1,6 @@
 """How the test-selection level trades tail thresholds against selection noise.
 
-`audit.two_dataset.SELECTION_LEVEL` is the one-sided level of the
+`audit.selection.SELECTION_LEVEL` is the one-sided level of the
 Clopper–Pearson bounds that replace the selection counts when the test is
 chosen. Too weak and far-tail thresholds win by luck (the winner's curse
 among hundreds of candidates); too strong and the test stays in the bulk
@@ -20,7 +20,7 @@ import argparse
 
 import numpy as np
 
-import audit.two_dataset as two_dataset
+import audit.selection as selection
 from audit import audit_mechanism
 from mechanisms import get_mechanism
 
@@ -38,7 +38,7 @@ def continuous() -> None:
     """Print one row per level: mean (worst) certified ε for each case."""
     print("level    " + "  ".join(f"{name}@{n:.0e}" for name, n in CASES))
     for level in LEVELS:
-        two_dataset.SELECTION_LEVEL = level
+        selection.SELECTION_LEVEL = level
         cells = []
         for name, trials in CASES:
             bounds = [audit_mechanism(get_mechanism(name), trials=trials, seed=s).lower_bound.epsilon for s in SEEDS]
@@ -50,7 +50,7 @@ def discrete() -> None:
     """Print one row per discrete level: mean (worst) certified ε for each discrete case."""
     print("discrete c      " + "  ".join(f"{name}@{n:.0e}" for name, _, n in DISCRETE_CASES))
     for mass in DISCRETE_MASSES:
-        two_dataset.DISCRETE_LEVEL_MASS = mass
+        selection.DISCRETE_LEVEL_MASS = mass
         cells = []
         for name, params, trials in DISCRETE_CASES:
             bounds = [audit_mechanism(get_mechanism(name, **params), trials=trials, seed=s, confidence=0.9,

@@ -21,7 +21,8 @@ from attacks.distinguish import best_threshold, select_test
 from attacks.scorers import Coordinate
 from audit.estimators.clopper_pearson import epsilon_lower_bound
 from audit.runner import CountRejections, chunk_sizes, draw, per_chunk, run_inline, seeds
-from audit.two_dataset import audit_mechanism, projected_bound, split_budget
+from audit.selection import projected_bound, split_budget
+from audit.two_dataset import audit_mechanism
 from mechanisms.registry import get_mechanism
 
 TRIALS = 1_000_000

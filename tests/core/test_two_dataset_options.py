@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from audit import audit_mechanism
-from audit.two_dataset import DISCRETE_SELECTION, MAX_DISCRETE_LEVEL, discrete_level, discrete_selection_size, split_budget
+from audit.selection import DISCRETE_SELECTION, MAX_DISCRETE_LEVEL, discrete_level, discrete_selection_size, split_budget
 from mechanisms import get_mechanism
 from mechanisms.errors import DPAuditError
 

@@ -9,7 +9,7 @@ import pytest
 
 from attacks.pair_search import InputSpace, search_pair, split_patterns, statdp_patterns
 from audit import audit_mechanism
-from audit.two_dataset import projected_bound
+from audit.selection import projected_bound
 from mechanisms import get_mechanism
 from mechanisms.errors import InvalidParameterError
 
