@@ -17,6 +17,8 @@ from audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bou
 from audit.estimators.rate_ratio import kov_ratio_bounds
 
 MAX_SELECTION = 200_000
+MAX_SELECTION_ELEMENTS = 20_000_000
+MIN_SELECTION = 200
 SELECTION_LEVEL = 0.005
 DISCRETE_SELECTION = 1_000_000
 DISCRETE_SELECTION_ELEMENTS = 20_000_000
@@ -24,9 +26,15 @@ DISCRETE_LEVEL_MASS = 5.0
 MAX_DISCRETE_LEVEL = 0.5
 
 
-def split_budget(trials: int) -> tuple[int, int]:
-    """Return (selection, held-out) sample sizes per dataset: about 10% to choose the test."""
+def split_budget(trials: int, elements: int = 1) -> tuple[int, int]:
+    """Return (selection, held-out) sample sizes per dataset: about 10% to choose the test.
+
+    The selection outputs are held in memory at once, so with `elements`
+    numbers per output they are also capped at MAX_SELECTION_ELEMENTS in
+    all (but never below MIN_SELECTION outputs).
+    """
     selection = min(max(trials // 10, min(trials // 3, 2000)), MAX_SELECTION)
+    selection = min(selection, max(MIN_SELECTION, MAX_SELECTION_ELEMENTS // max(1, elements)))
     return selection, trials - selection
 
 

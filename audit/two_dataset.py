@@ -10,9 +10,10 @@ upper bound → verdict.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 from dp_accounting import dp_event
@@ -84,16 +85,30 @@ def _resolve_pair(
     return check_pair(mech, d0, d1)
 
 
-def _selection(mech: Mechanism, d0: np.ndarray, d1: np.ndarray, size: int, seed: np.random.SeedSequence):
+@contextlib.contextmanager
+def _selection_phase() -> Iterator[None]:
+    """Re-raise a `MechanismError` raised in the block with "(selection phase)" appended."""
     try:
-        out0, out1 = draw(mech, d0, d1, size, seed)
+        yield
     except MechanismError as exc:
         raise MechanismError(f"{str(exc).rstrip('.')} (selection phase).") from exc
+
+
+def _selection(mech: Mechanism, d0: np.ndarray, d1: np.ndarray, size: int, seed: np.random.SeedSequence):
+    with _selection_phase():
+        out0, out1 = draw(mech, d0, d1, size, seed)
     if out0.shape[1:] != out1.shape[1:]:
         raise MechanismError(
             f"Mechanism '{mech.name}' returned outputs of changing shape: {out0.shape[1:]} on d0, {out1.shape[1:]} on d1."
         )
     return out0, out1
+
+
+def _output_elements(mech: Mechanism, d0: np.ndarray, seed: int) -> int:
+    """Return the numbers in one output, from one draw on its own stream (the selection seed's second child)."""
+    with _selection_phase():
+        probe = mech.sample(d0, 1, np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0].spawn(2)[1]))
+    return int(np.prod(np.shape(probe)[1:], dtype=int))
 
 
 def _discrete_selection(
@@ -168,6 +183,7 @@ def audit_mechanism(
         mechanism, d0, d1, search, objective=projected_bound(n_held, delta, beta, interval=interval), budget=trials // 2, seed=seed
     )
 
+    n_select, n_held = split_budget(trials, _output_elements(mechanism, d0, seed))
     out0, out1 = _selection(mechanism, d0, d1, n_select, np.random.SeedSequence(seed).spawn(1)[0])
     if is_discrete(out0, out1):
         out0, out1 = _discrete_selection(mechanism, d0, d1, out0, out1, trials=trials, seed=seed)

@@ -3,9 +3,18 @@
 import numpy as np
 import pytest
 
+import audit.selection as selection
 from audit import audit_mechanism
-from audit.selection import DISCRETE_SELECTION, MAX_DISCRETE_LEVEL, discrete_level, discrete_selection_size, split_budget
-from mechanisms import get_mechanism
+from audit.selection import (
+    DISCRETE_SELECTION,
+    MAX_DISCRETE_LEVEL,
+    MAX_SELECTION_ELEMENTS,
+    MIN_SELECTION,
+    discrete_level,
+    discrete_selection_size,
+    split_budget,
+)
+from mechanisms import blackbox, get_mechanism
 from mechanisms.errors import DPAuditError
 
 
@@ -44,3 +53,17 @@ def test_discrete_level_is_weaker_for_fewer_categories_and_capped():
     levels = [discrete_level(k) for k in (1, 2, 11, 240, 4096)]
     assert levels[0] == levels[1] == MAX_DISCRETE_LEVEL
     assert all(a >= b for a, b in zip(levels, levels[1:])) and levels[2] > levels[3] > levels[4]
+
+
+def test_split_budget_caps_the_selection_in_elements():
+    assert split_budget(10**7, MAX_SELECTION_ELEMENTS // 1000)[0] == 1000
+    assert split_budget(10**7, 10 * MAX_SELECTION_ELEMENTS)[0] == MIN_SELECTION
+    assert split_budget(10**7, 1) == split_budget(10**7)
+
+
+def test_audit_learns_the_output_size_before_drawing_the_selection(monkeypatch):
+    monkeypatch.setattr(selection, "MAX_SELECTION_ELEMENTS", 20_000)
+    mech = blackbox(lambda data, rng, size: rng.laplace(0.0, 1.0, (size, 50)) + np.sum(data), epsilon=1.0,
+                    name="wide", default_pair=([0.0], [1.0]))
+    details = audit_mechanism(mech, trials=10_000, seed=0).lower_bound.details
+    assert details["selection"] == 20_000 // 50 < split_budget(10_000)[0]

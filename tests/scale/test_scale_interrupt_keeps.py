@@ -25,9 +25,10 @@ def interrupted_laplace(stop_at_call: int):
 
 
 def test_partial_result_uses_only_finished_chunks():
-    # 1.2e6 trials: 1.2e5 select (2 batches), then chunks of 250,000 (2 batches each); the 7th batch is chunk 2.
+    # 1.2e6 trials: one output to learn its size, 1.2e5 select (2 batches), then chunks of 250,000
+    # (2 batches each); the 8th batch is chunk 2.
     with pytest.raises(AuditInterrupted) as info:
-        audit_mechanism(interrupted_laplace(7), trials=1_200_000, seed=0)
+        audit_mechanism(interrupted_laplace(8), trials=1_200_000, seed=0)
     partial = info.value.result
     assert partial.lower_bound.details["held_out"] == 500_000
     assert partial.lower_bound.details["interrupted"] is True
@@ -37,13 +38,13 @@ def test_partial_result_uses_only_finished_chunks():
 
 def test_interrupt_before_any_chunk_keeps_nothing():
     with pytest.raises(AuditInterrupted) as info:
-        audit_mechanism(interrupted_laplace(3), trials=100_000, seed=0)
+        audit_mechanism(interrupted_laplace(4), trials=100_000, seed=0)  # size probe, selection, then chunk 0
     assert info.value.result is None
 
 
 def test_cli_prints_the_partial_result_and_exits_130(capsys, tmp_path, monkeypatch):
     (tmp_path / "stopper.py").write_text(
-        "from tests.scale.test_scale_interrupt_keeps import interrupted_laplace\nmech = interrupted_laplace(7)\n"
+        "from tests.scale.test_scale_interrupt_keeps import interrupted_laplace\nmech = interrupted_laplace(8)\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     assert main(["audit", "stopper:mech", "--trials", "1200000", "--json", "--quiet"]) == 130
