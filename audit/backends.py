@@ -187,8 +187,8 @@ def run_dask(
     ]
     total, done = np.int64(0), 0
     try:
-        for future in as_completed(futures):
-            total = total + future.result()
+        for future, counts in as_completed(futures, with_results=True):
+            total = total + counts
             finished = sum(sizes[runs[future.key].start:runs[future.key].stop])
             done += finished
             if progress:
