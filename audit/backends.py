@@ -34,7 +34,7 @@ QUIET_LOGGERS = ("distributed", "tornado", "asyncio", "bokeh")
 # threshold: every chunk's arrays are then mapped afresh and an audit runs ~40% slower. Unset it.
 # The workers' statistical profiler samples every thread's stack each 10 ms and the system
 # monitor polls every 500 ms: on a machine with as many workers as cores, that is CPU taken
-# from the chunks (the 2-worker speed-up in benchmarks/scaling.py went from ~1.5× to ~1.7×).
+# from the chunks (part of what took the 2-worker speed-up of benchmarks/scaling.py from ~1.5× to ~1.7×).
 LOCAL_CONFIG = {
     "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
     "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
