@@ -82,10 +82,11 @@ class AuditResult:
         """Return a rich table of the audit."""
         title = f"dpaudit: {self.mechanism}"
         lb, ub = self.lower_bound, self.upper_bound
+        method = ", ".join([lb.method] + ([lb.details["interval"]] if "interval" in lb.details else []))
         rows = [
             ("claim", f"ε = {self.claim.epsilon:g}, δ = {self.claim.delta:g} ({self.claim.relation.value})"),
             ("upper bound (theory)", f"ε = {fmt(ub.epsilon)} at δ = {ub.delta:g} [{ub.method}]"),
-            ("lower bound (certified)", f"ε = {lb.epsilon:.4f} at confidence {lb.confidence:g} [{lb.method}]"),
+            ("lower bound (certified)", f"ε = {lb.epsilon:.4f} at confidence {lb.confidence:g} [{method}]"),
             *[("  under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in self.secondary],
             ("test", self.test),
             ("observed rates", f"FPR = {fmt(lb.fpr)}, FNR = {fmt(lb.fnr)} on {lb.details.get('held_out', lb.trials):,} "

@@ -23,7 +23,7 @@ from attacks.pair_search import InputSpace, search_pair
 from audit.estimators.clopper_pearson import epsilon_lower_bound
 from audit.estimators.gdp import gdp_from_counts
 from audit.estimators.lower_bound import LowerBound
-from audit.estimators.rate_ratio import TRIALS_LAW, kov_ratio_bounds
+from audit.estimators.rate_ratio import kov_ratio_bounds
 from audit.result import AuditResult
 from audit.runner import AuditInterrupted, Backend, CountRejections, chunk_sizes, draw, per_chunk, run_chunks, seeds
 from audit.selection import (
@@ -50,7 +50,7 @@ def check_interval(interval: Any, delta: float) -> str:
         )
     if interval == "ratio" and delta > 0.0:
         raise InvalidParameterError(
-            f"The ratio interval certifies pure ε only; audit at delta=0 or use interval='two-rates' (delta is {delta:g})."
+            f"The ratio interval certifies pure ε only; audit at δ = 0 or use the two-rates interval (δ is {delta:g})."
         )
     return interval
 
@@ -249,7 +249,7 @@ def _build_result(
     details = {
         "held_out": n_held, "held_out_d0": n0, "held_out_d1": n1, "selection": n_select,
         "false_positives": fp, "false_negatives": fn,
-        "interval": TRIALS_LAW if direction is not None else "Clopper–Pearson on each rate at β/2",
+        "interval": "two-rates" if direction is None else "ratio",
     }
     if search:
         details["pair_search"] = search

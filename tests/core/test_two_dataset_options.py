@@ -67,3 +67,10 @@ def test_audit_learns_the_output_size_before_drawing_the_selection(monkeypatch):
                     name="wide", default_pair=([0.0], [1.0]))
     details = audit_mechanism(mech, trials=10_000, seed=0).lower_bound.details
     assert details["selection"] == 20_000 // 50 < split_budget(10_000)[0]
+
+
+@pytest.mark.parametrize("interval", ["two-rates", "ratio"])
+def test_result_names_its_interval(interval):
+    result = audit_mechanism(get_mechanism("laplace"), trials=10_000, seed=0, interval=interval)
+    assert result.to_dict()["lower_bound"]["interval"] == interval
+    assert result.to_dict()["lower_bound"]["method"] == "clopper-pearson"
