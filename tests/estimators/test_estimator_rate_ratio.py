@@ -63,3 +63,14 @@ def test_no_evidence_gives_zero(numerator, denominator):
 def test_no_denominator_events_is_finite_and_grows_with_counts():
     small, large = ratio_epsilon_bound(np.array([20, 2_000]), np.array([0, 0]), 0.05)
     assert 0.0 < small < large < np.inf
+
+
+@pytest.mark.parametrize("p0", [0.05, 0.2])
+def test_two_rates_flag_a_tight_event_far_less_often_than_beta(p0):
+    """At the boundary P1(S) = e^ε P0(S), the union of two intervals exceeds ε in ≈ 0.5% of runs at β = 0.05."""
+    beta, epsilon, n = 0.05, 1.0, 100_000
+    rng = np.random.default_rng(int(100 * p0))
+    fp = rng.binomial(n, p0, REPS)
+    fn = n - rng.binomial(n, np.exp(epsilon) * p0, REPS)
+    rate = np.mean(epsilon_lower_bound(fp, n, fn, n, beta=beta) > epsilon)
+    assert 0.001 < rate < 0.01
