@@ -24,6 +24,7 @@ import numpy as np
 
 from audit.estimators.clopper_pearson import rate_upper_bound
 
+
 def ratio_epsilon_bound(numerator, denominator, beta):
     """Return the certified log(P_num(S)/P_den(S)) lower bound from the event's counts on the two datasets.
 
