@@ -6,6 +6,7 @@ from audit.estimators.lower_bound import LowerBound
 from attacks.observations import Observations
 from audit.estimators.one_run import one_run_epsilon, one_run_lower_bound, one_run_p_value
 from audit.estimators.one_run_fdp import one_run_fdp_lower_bound, one_run_fdp_mu
+from audit.estimators.rate_ratio import kov_ratio_bounds, ratio_epsilon_bound
 from audit.estimators.thresholds import Bonferroni, Split, ThresholdStrategy, threshold_lower_bound
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "gdp_epsilon",
     "gdp_from_counts",
     "gdp_lower_bound",
+    "kov_ratio_bounds",
     "mu_lower_bound",
     "one_run_epsilon",
     "one_run_fdp_lower_bound",
@@ -27,5 +29,6 @@ __all__ = [
     "one_run_lower_bound",
     "one_run_p_value",
     "rate_upper_bound",
+    "ratio_epsilon_bound",
     "threshold_lower_bound",
 ]
