@@ -80,7 +80,11 @@ def rate_box(false_positives: int, n0: int, false_negatives: int, n1: int, *, be
 
 
 def result_box(lower: LowerBound) -> RateBox | None:
-    """Return the `RateBox` of a two-dataset lower bound from its held-out counts, or None without them."""
+    """Return the `RateBox` of a two-dataset lower bound from its held-out counts, or None without them.
+
+    The box is that of the two-rates interval; for a result of the ratio
+    interval its corner certifies less than the bound reported.
+    """
     details = lower.details
     if not {"held_out", "false_positives", "false_negatives"} <= set(details):
         return None

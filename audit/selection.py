@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attacks.distinguish import Choice, Objective, distinct_outputs, is_discrete
+from attacks.distinguish import Choice, Objective, distinct_outputs
 from audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bound
 from audit.estimators.rate_ratio import kov_ratio_bounds
 
@@ -90,8 +90,6 @@ def held_out_direction(choice: Choice, n: int, beta: float, level: float) -> int
     return int(np.argmax(projected_directions(choice.fpr * m, m, choice.fnr * m, m, n=n, beta=beta, level=level)))
 
 
-def selection_level(out0: np.ndarray, out1: np.ndarray) -> float:
+def selection_level(out0: np.ndarray, out1: np.ndarray, *, discrete: bool) -> float:
     """Return the level that makes the selection counts conservative: `discrete_level` for discrete outputs, else SELECTION_LEVEL."""
-    if is_discrete(out0, out1):
-        return discrete_level(distinct_outputs(out0, out1))
-    return SELECTION_LEVEL
+    return discrete_level(distinct_outputs(out0, out1)) if discrete else SELECTION_LEVEL

@@ -185,10 +185,11 @@ def audit_mechanism(
 
     n_select, n_held = split_budget(trials, _output_elements(mechanism, d0, seed))
     out0, out1 = _selection(mechanism, d0, d1, n_select, np.random.SeedSequence(seed).spawn(1)[0])
-    if is_discrete(out0, out1):
+    discrete = is_discrete(out0, out1)
+    if discrete:
         out0, out1 = _discrete_selection(mechanism, d0, d1, out0, out1, trials=trials, seed=seed)
         n_select, n_held = len(out0), trials - len(out0)
-    level = selection_level(out0, out1)
+    level = selection_level(out0, out1, discrete=discrete)
     choice = select_test(out0, out1, objective=projected_bound(n_held, delta, beta, level=level, interval=interval))
     direction = held_out_direction(choice, n_held, beta, level) if interval == "ratio" else None
     sizes = chunk_sizes(n_held, per_chunk(int(np.prod(out0.shape[1:], dtype=int))))
