@@ -31,6 +31,7 @@ MAX_COORDINATES = 16
 MAX_LOGISTIC_DIM = 512
 TAIL_GRID = 256
 SIMPLER_BY = 0.01
+FEW_CATEGORIES = 64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,6 +132,18 @@ def candidate_scorers(train0: np.ndarray, train1: np.ndarray) -> list[Scorer]:
     return scorers + learned
 
 
+def few_category_scorers(out0: np.ndarray, out1: np.ndarray) -> list[Scorer]:
+    """Return the likelihood-ratio table fitted on all outputs, after the value itself for single numbers.
+
+    Thresholds on the value are the Neyman–Pearson tests of monotone
+    likelihood ratio laws (geometric, discrete Gaussian) and pool their
+    rarely seen tail values, whose table entries are noisy.
+    """
+    table = CategoryLogRatio.fit(out0, out1)
+    single_number = not is_categorical(out0) and as_matrix(out0[:1]).shape[1] == 1
+    return [Coordinate(0, "value"), table] if single_number else [table]
+
+
 def distinct_outputs(out0: np.ndarray, out1: np.ndarray) -> int:
     """Return the number of distinct outputs (rows) among both samples."""
     return len(np.unique(np.concatenate([row_keys(out0), row_keys(out1)])))
@@ -146,14 +159,24 @@ def is_discrete(out0: np.ndarray, out1: np.ndarray) -> bool:
     return is_categorical(out0) or distinct_outputs(out0, out1) <= max_categories(len(out0) + len(out1))
 
 
-def select_test(out0: np.ndarray, out1: np.ndarray, *, objective: Objective) -> Choice:
+def select_test(out0: np.ndarray, out1: np.ndarray, *, objective: Objective, categories: int | None = None) -> Choice:
     """Return the best test for telling `out0` (from D0) from `out1` (from D1).
 
     The samples are split in halves: scorers are fitted on the first, the
     scorer and threshold are chosen on the second (a table fitted and judged
-    on the same outputs would win by its own noise). The caller must estimate
-    the chosen test's rates on samples that were not passed here.
+    on the same outputs would win by its own noise). Discrete outputs of at
+    most FEW_CATEGORIES distinct values (`categories`, counted by the
+    caller) are the exception: the likelihood-ratio table alone, the
+    Neyman–Pearson family, is fitted and judged on all of them, since among
+    its few thresholds the winner's curse is small, while halving doubles
+    the variance of the order it sets and other scorers add candidates that
+    win by noise (on sparse vector both would miss its rarest, best
+    category in a tenth of audits; `benchmarks/selection_level.py --discrete`).
+    The caller must estimate the chosen test's rates on samples that were
+    not passed here.
     """
+    if categories is not None and categories <= FEW_CATEGORIES:
+        return simplest_best([best_threshold(s, out0, out1, objective) for s in few_category_scorers(out0, out1)])
     h0, h1 = len(out0) // 2, len(out1) // 2
     scorers = candidate_scorers(out0[:h0], out1[:h1])
     return simplest_best([best_threshold(s, out0[h0:], out1[h1:], objective) for s in scorers])

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attacks.distinguish import Choice, Objective, distinct_outputs
+from attacks.distinguish import Choice, Objective
 from audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bound
 from audit.estimators.rate_ratio import kov_ratio_bounds
 
@@ -20,7 +20,8 @@ MAX_SELECTION = 200_000
 MAX_SELECTION_ELEMENTS = 20_000_000
 MIN_SELECTION = 200
 SELECTION_LEVEL = 0.005
-DISCRETE_SELECTION = 1_000_000
+DISCRETE_SELECTION = 2_000_000
+DISCRETE_SHARE = 0.2
 DISCRETE_SELECTION_ELEMENTS = 20_000_000
 DISCRETE_LEVEL_MASS = 5.0
 MAX_DISCRETE_LEVEL = 0.5
@@ -39,8 +40,8 @@ def split_budget(trials: int, elements: int = 1) -> tuple[int, int]:
 
 
 def discrete_selection_size(trials: int, elements: int) -> int:
-    """Return the selection size for discrete outputs: 10% of `trials`, at most DISCRETE_SELECTION (and its memory)."""
-    return min(trials // 10, DISCRETE_SELECTION, DISCRETE_SELECTION_ELEMENTS // max(1, elements))
+    """Return the selection size for discrete outputs: DISCRETE_SHARE of `trials`, at most DISCRETE_SELECTION (and its memory)."""
+    return min(int(trials * DISCRETE_SHARE), DISCRETE_SELECTION, DISCRETE_SELECTION_ELEMENTS // max(1, elements))
 
 
 def discrete_level(categories: int) -> float:
@@ -90,6 +91,6 @@ def held_out_direction(choice: Choice, n: int, beta: float, level: float) -> int
     return int(np.argmax(projected_directions(choice.fpr * m, m, choice.fnr * m, m, n=n, beta=beta, level=level)))
 
 
-def selection_level(out0: np.ndarray, out1: np.ndarray, *, discrete: bool) -> float:
-    """Return the level that makes the selection counts conservative: `discrete_level` for discrete outputs, else SELECTION_LEVEL."""
-    return discrete_level(distinct_outputs(out0, out1)) if discrete else SELECTION_LEVEL
+def selection_level(categories: int | None) -> float:
+    """Return the level that makes the selection counts conservative: `discrete_level` for discrete outputs of `categories` distinct values, else SELECTION_LEVEL."""
+    return SELECTION_LEVEL if categories is None else discrete_level(categories)

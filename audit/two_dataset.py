@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 from dp_accounting import dp_event
 
-from attacks.distinguish import Objective, is_discrete, select_test
+from attacks.distinguish import Objective, distinct_outputs, is_discrete, select_test
 from attacks.pair_search import InputSpace, search_pair
 from audit.estimators.clopper_pearson import epsilon_lower_bound
 from audit.estimators.gdp import gdp_from_counts
@@ -139,8 +139,8 @@ def audit_mechanism(
 ) -> AuditResult:
     """Audit `mechanism` on neighbours (d0, d1); return an `AuditResult`.
 
-    About `trials` outputs are drawn from each dataset: about 10% (up to
-    10⁶ for discrete outputs) choose the test, the rest (a Poisson number
+    About `trials` outputs are drawn from each dataset: about 10% (20%, up
+    to 2·10⁶, for discrete outputs) choose the test, the rest (a Poisson number
     with that mean, per dataset) estimate its error rates. The lower bound
     holds with probability ≥ `confidence`, since the test is fixed before the
     held-out outputs are drawn. `interval` says how it is computed:
@@ -189,8 +189,10 @@ def audit_mechanism(
     if discrete:
         out0, out1 = _discrete_selection(mechanism, d0, d1, out0, out1, trials=trials, seed=seed)
         n_select, n_held = len(out0), trials - len(out0)
-    level = selection_level(out0, out1, discrete=discrete)
-    choice = select_test(out0, out1, objective=projected_bound(n_held, delta, beta, level=level, interval=interval))
+    categories = distinct_outputs(out0, out1) if discrete else None
+    level = selection_level(categories)
+    choice = select_test(out0, out1, objective=projected_bound(n_held, delta, beta, level=level, interval=interval),
+                         categories=categories)
     direction = held_out_direction(choice, n_held, beta, level) if interval == "ratio" else None
     sizes = chunk_sizes(n_held, per_chunk(int(np.prod(out0.shape[1:], dtype=int))))
     chunk_seeds = seeds(seed, len(sizes))[1:]
