@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from attacks.features import as_matrix, is_categorical, row_keys
+from attacks.features import as_matrix, common_dtype, is_categorical, row_keys
 from attacks.scorers import (
     CategoryLogRatio,
     Coordinate,
@@ -146,6 +146,7 @@ def few_category_scorers(out0: np.ndarray, out1: np.ndarray) -> list[Scorer]:
 
 def distinct_outputs(out0: np.ndarray, out1: np.ndarray) -> int:
     """Return the number of distinct outputs (rows) among both samples."""
+    out0, out1 = common_dtype(out0, out1)
     return len(np.unique(np.concatenate([row_keys(out0), row_keys(out1)])))
 
 

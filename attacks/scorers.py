@@ -13,7 +13,7 @@ from typing import Protocol
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from attacks.features import as_matrix, row_keys
+from attacks.features import as_matrix, common_dtype, row_keys
 
 MANTISSA_BITS = 52
 MAX_QUADRATIC_DIM = 24
@@ -63,16 +63,19 @@ class CategoryLogRatio:
 
     keys: np.ndarray
     log_ratios: np.ndarray
+    dtype: np.dtype
     name: str = "category-likelihood-ratio"
 
     @classmethod
     def fit(cls, out0: np.ndarray, out1: np.ndarray, *, min_count: int = 1, name: str = "category-likelihood-ratio"
             ) -> "CategoryLogRatio":
-        """Fit on every value seen at least `min_count` times in the pooled training outputs."""
-        return cls(*log_ratio_table(row_keys(out0), row_keys(out1), min_count), name)
+        """Fit on every value seen at least `min_count` times in the pooled training outputs (in their `common_dtype`)."""
+        out0, out1 = common_dtype(out0, out1)
+        return cls(*log_ratio_table(row_keys(out0), row_keys(out1), min_count), out0.dtype, name)
 
     def score(self, outputs: np.ndarray) -> np.ndarray:
-        return lookup(self.keys, self.log_ratios, row_keys(outputs))
+        """Return each output's fitted log ratio, the output cast to the fitted dtype first (a fixed map, so sound)."""
+        return lookup(self.keys, self.log_ratios, row_keys(outputs.astype(self.dtype, copy=False)))
 
 
 def log_ratio_table(k0: np.ndarray, k1: np.ndarray, min_count: int = 1) -> tuple[np.ndarray, np.ndarray]:

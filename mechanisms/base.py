@@ -16,6 +16,7 @@ import numpy as np
 from dp_accounting import dp_event
 
 from mechanisms.errors import InvalidParameterError, MechanismError
+from mechanisms.outputs import check_outputs
 from mechanisms.validation import check_delta, check_epsilon, check_int
 
 Sampler = Callable[[Any, int, np.random.Generator], Any]
@@ -87,11 +88,19 @@ class Mechanism:
     buggy: bool | None = None
     description: str = ""
 
+    def __post_init__(self) -> None:
+        pair = self.default_pair
+        if pair is not None and (isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2):
+            raise InvalidParameterError(
+                f"The default_pair of mechanism '{self.name}' must be two datasets (d0, d1); got {pair!r:.60}."
+            )
+
     def sample(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
         """Return `size` outputs of the mechanism on `data` as an array (first axis = samples).
 
-        Raises `MechanismError` naming the mechanism when it raises, returns the
-        wrong number of outputs, outputs of changing shape, or NaN/inf.
+        Raises `MechanismError` naming the mechanism when it raises, or returns
+        the wrong number of outputs, outputs of changing shape, None, dicts
+        or generators (`mechanisms.outputs.check_outputs`).
         """
         size = check_int(size, "size", f"{self.name}.sample")
         try:
@@ -110,25 +119,6 @@ class Mechanism:
             self.claim.relation,
         )
         return dataclasses.replace(self, claim=claim)
-
-
-def check_outputs(name: str, out: Any, size: int) -> np.ndarray:
-    """Return `out` as an array of `size` outputs, or raise `MechanismError` saying what is wrong."""
-    try:
-        arr = np.asarray(out)
-    except ValueError as exc:
-        raise MechanismError(
-            f"Mechanism '{name}' returned outputs of changing shape ({exc})."
-        ) from exc
-    if arr.ndim == 0 or arr.shape[0] != size:
-        got = "a scalar" if arr.ndim == 0 else f"{arr.shape[0]}"
-        raise MechanismError(f"Mechanism '{name}' returned {got} outputs where {size} were asked for.")
-    if arr.dtype == object and arr.ndim == 1 and size and isinstance(arr[0], (list, tuple, np.ndarray)):
-        raise MechanismError(f"Mechanism '{name}' returned outputs of changing shape.")
-    if np.issubdtype(arr.dtype, np.number) and not np.all(np.isfinite(arr)):
-        bad = int(np.flatnonzero(~np.isfinite(arr.reshape(size, -1)).all(axis=1))[0])
-        raise MechanismError(f"Mechanism '{name}' returned NaN or inf at trial {bad} of the batch.")
-    return arr
 
 
 def as_dataset(data: Any, name: str) -> np.ndarray:

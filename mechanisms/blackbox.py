@@ -16,7 +16,7 @@ def _accepts_size(fn: Callable[..., Any]) -> bool:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         return False
-    return "size" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    return "size" in params
 
 
 def _looped(fn: Callable[..., Any]) -> Callable[[Any, int, np.random.Generator], Any]:
@@ -48,8 +48,9 @@ def blackbox(
     """Return `fn` as a `Mechanism` claiming (epsilon, delta)-DP for `relation`.
 
     `fn(data, rng)` returns one output (scalar, vector, integer or string). If
-    it also accepts `size=` it must return `size` outputs at once, and is
-    called that way (fast); otherwise it is called once per output (a loop).
+    it has a parameter named `size` it must return `size` outputs at once,
+    and is called that way (fast); otherwise it is called once per output (a
+    loop).
     Nothing is assumed about its privacy: its upper bound is its claim.
     """
     sampler = _batched(fn) if _accepts_size(fn) else _looped(fn)

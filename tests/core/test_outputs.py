@@ -1,0 +1,63 @@
+"""Outputs as black boxes return them: mixed dtypes, text rows, None and non-finite numbers, malformed pairs."""
+
+import numpy as np
+import pytest
+
+from attacks.distinguish import distinct_outputs
+from attacks.features import common_dtype, row_keys
+from audit import audit_mechanism
+from mechanisms import blackbox
+from mechanisms.errors import DPAuditError, MechanismError
+from mechanisms.outputs import NONFINITE, check_outputs
+
+
+def test_equal_rows_share_a_key_in_their_common_dtype():
+    ints, floats, signed_zero = np.array([[0, 1]]), np.array([[0.0, 1.0]]), np.array([[-0.0, 1.0]], dtype=np.float32)
+    a, b = common_dtype(ints, floats)
+    c, d = common_dtype(signed_zero, floats)
+    assert row_keys(a)[0] == row_keys(b)[0] == row_keys(c)[0] == row_keys(d)[0]
+    assert distinct_outputs(ints, floats) == 1
+    assert distinct_outputs(np.array([["q1", "no"]]), np.array([["q1", "yes"], ["q1", "no"]])) == 2
+
+
+def test_a_correct_mechanism_is_not_flagged_when_one_dataset_holds_ints_and_the_other_floats():
+    p = np.exp(0.25) / (1 + np.exp(0.25))  # randomized response on each of 8 bits: ε = 8 · 0.25 = 2
+
+    def bits(data, rng, size):
+        data = np.asarray(data)
+        return np.where(rng.random((size, len(data))) < p, data, 1 - data)
+
+    mech = blackbox(bits, epsilon=2.0, default_pair=([0] * 8, [1.0] * 8), relation="replace-one")
+    assert audit_mechanism(mech, trials=100_000, seed=0).lower_bound.epsilon <= 2.0
+
+
+def test_non_finite_numbers_and_none_are_outputs():
+    out = check_outputs("m", [np.nan, np.inf, -np.inf, None, 1.5], 5)
+    assert out.tolist() == [NONFINITE, NONFINITE, -NONFINITE, NONFINITE, 1.5]
+    leak = blackbox(lambda d, rng: np.nan if d[0] and rng.random() < 0.05 else float(rng.laplace()),
+                    epsilon=1.0, default_pair=([0], [1]))
+    result = audit_mechanism(leak, trials=20_000, seed=0)
+    assert result.verdict == "violation"  # D1 alone shows NaN: ε is infinite
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda data, rng, size: None, r"returned None \(does the function forget to return its output\?\) where a batch"),
+    (lambda data, rng: (i for i in data), r"returned a generator; return numbers, strings or arrays of them"),
+])
+def test_what_is_not_an_output_is_one_sentence(fn, message):
+    with pytest.raises(MechanismError, match=message):
+        audit_mechanism(blackbox(fn, epsilon=1.0, default_pair=([0], [1])), trials=1000, seed=0)
+
+
+@pytest.mark.parametrize("pair", [([0], [1], [2]), 5, "ab"])
+def test_a_malformed_default_pair_is_one_sentence(pair):
+    with pytest.raises(DPAuditError, match=r"^The default_pair of mechanism 'f' must be two datasets \(d0, d1\); got "):
+        blackbox(lambda data, rng: 0.0, epsilon=1.0, name="f", default_pair=pair)
+
+
+def test_only_a_parameter_named_size_makes_a_function_batched():
+    def per_call(data, rng, **options):
+        return float(rng.laplace() + data[0])
+
+    result = audit_mechanism(blackbox(per_call, epsilon=1.0, default_pair=([0.0], [1.0])), trials=2000, seed=0)
+    assert result.lower_bound.trials == 2000
