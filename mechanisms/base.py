@@ -137,7 +137,8 @@ def check_pair(mech: Mechanism, d0: Any, d1: Any) -> tuple[np.ndarray, np.ndarra
     a, b = as_dataset(d0, "d0"), as_dataset(d1, "d1")
     if a.shape[0] != b.shape[0]:
         raise InvalidParameterError(
-            f"The datasets d0 and d1 must have the same length; got {a.shape[0]} and {b.shape[0]} records."
+            f"The datasets d0 and d1 must have the same length; got {a.shape[0]} and {b.shape[0]} records "
+            "(under add-remove, write the removed record as a null record, e.g. 0)."
         )
     if a.shape != b.shape:
         raise InvalidParameterError(

@@ -10,6 +10,8 @@ from dp_accounting import dp_event
 
 from mechanisms.base import Claim, Mechanism, Relation
 
+FAILED = object()
+
 
 def _accepts_size(fn: Callable[..., Any]) -> bool:
     try:
@@ -21,12 +23,31 @@ def _accepts_size(fn: Callable[..., Any]) -> bool:
 
 def _looped(fn: Callable[..., Any]) -> Callable[[Any, int, np.random.Generator], Any]:
     def sample(data: Any, size: int, rng: np.random.Generator) -> Any:
-        outputs = [fn(data, rng) for _ in range(size)]
-        if outputs and isinstance(outputs[0], str):
-            return np.array(outputs, dtype=object)
-        return outputs
+        outputs, failures = [], []
+        for _ in range(size):
+            try:
+                outputs.append(fn(data, rng))
+            except Exception as exc:  # an adversary sees the failure: it is one more output
+                outputs.append(FAILED)
+                failures.append(exc)
+        if len(failures) == size > 1:  # a function that always raises is broken; one call may fail by chance
+            raise failures[0]
+        return _with_failures(outputs) if failures else _as_outputs(outputs)
 
     return sample
+
+
+def _as_outputs(outputs: list[Any]) -> Any:
+    return np.array(outputs, dtype=object) if outputs and isinstance(outputs[0], str) else outputs
+
+
+def _with_failures(outputs: list[Any]) -> Any:
+    """Return the outputs with each failed call as NaN (as NaNs of the outputs' shape for vectors, "failed" among strings)."""
+    ok = next((o for o in outputs if o is not FAILED), np.nan)
+    if isinstance(ok, str):
+        return np.array(["failed" if o is FAILED else o for o in outputs], dtype=object)
+    blank = np.full(np.shape(ok), np.nan)
+    return [blank if o is FAILED else o for o in outputs]
 
 
 def _batched(fn: Callable[..., Any]) -> Callable[[Any, int, np.random.Generator], Any]:
@@ -50,7 +71,9 @@ def blackbox(
     `fn(data, rng)` returns one output (scalar, vector, integer or string). If
     it has a parameter named `size` it must return `size` outputs at once,
     and is called that way (fast); otherwise it is called once per output (a
-    loop).
+    loop). In the loop a call that raises is an output of its own (NaN, which
+    `mechanisms.outputs` maps to a fixed number), since an adversary would
+    see the failure; only a batch in which every call raises stops the audit.
     Nothing is assumed about its privacy: its upper bound is its claim.
     """
     sampler = _batched(fn) if _accepts_size(fn) else _looped(fn)

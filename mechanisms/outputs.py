@@ -6,12 +6,14 @@ mapped to ±NONFINITE before anything else sees them, and a None output
 mechanism) to NONFINITE as well; a batch that is None is an error. The map is a fixed post-processing of the
 mechanism's output, so a bound certified on the mapped outputs holds for
 the mechanism itself (post-processing cannot raise ε); it only merges
-those outputs with each other.
+those outputs with each other. Vectors of text with number fields (tuples
+like ("count", 3.2)) become numbers by another fixed map.
 """
 
 from __future__ import annotations
 
 import types
+import zlib
 from typing import Any
 
 import numpy as np
@@ -34,6 +36,8 @@ def check_outputs(name: str, out: Any, size: int) -> np.ndarray:
         raise MechanismError(f"Mechanism '{name}' returned {got} where {size} outputs were asked for.")
     if arr.dtype == object:
         arr = _objects(name, arr)
+    if arr.ndim > 1 and arr.dtype.kind == "U":
+        arr = _numbers_in_text(arr)
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         arr = np.nan_to_num(arr.astype(np.float64), nan=NONFINITE, posinf=NONFINITE, neginf=-NONFINITE)
     return arr
@@ -52,6 +56,33 @@ def _objects(name: str, arr: np.ndarray) -> np.ndarray:
             f"Mechanism '{name}' returned {_what(unusable[0])}; return numbers, strings or arrays of them."
         )
     return arr
+
+
+def _numbers_in_text(arr: np.ndarray) -> np.ndarray:
+    """Return vectors of text as numbers when some fields are numbers (tuples like ("count", 3.2)), else as they are.
+
+    Fields that all parse as numbers become floats and the others stable
+    codes (CRC-32 of the text), a fixed map, so the numbers can be
+    thresholded instead of every distinct row being its own category.
+    """
+    flat = arr.reshape(len(arr), -1)
+    columns = [_as_float(flat[:, j]) for j in range(flat.shape[1])]
+    if all(c is None for c in columns):
+        return arr
+    codes = [_text_codes(flat[:, j]) if c is None else c for j, c in enumerate(columns)]
+    return np.stack(codes, axis=1).reshape(arr.shape)
+
+
+def _as_float(texts: np.ndarray) -> np.ndarray | None:
+    try:
+        return texts.astype(np.float64)
+    except ValueError:
+        return None
+
+
+def _text_codes(texts: np.ndarray) -> np.ndarray:
+    values, inverse = np.unique(texts, return_inverse=True)
+    return np.array([zlib.crc32(v.encode()) for v in values], dtype=np.float64)[inverse.ravel()]
 
 
 def _what(kind: type) -> str:

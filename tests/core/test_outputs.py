@@ -61,3 +61,27 @@ def test_only_a_parameter_named_size_makes_a_function_batched():
 
     result = audit_mechanism(blackbox(per_call, epsilon=1.0, default_pair=([0.0], [1.0])), trials=2000, seed=0)
     assert result.lower_bound.trials == 2000
+
+
+def test_a_call_that_raises_is_an_output_and_a_function_that_always_raises_stops_the_audit():
+    def flaky(data, rng):
+        if rng.random() < 0.01 * (1 + 9 * data[0]):  # fails ten times as often on D1: that alone leaks ε = log(10)
+            raise RuntimeError("transient failure")
+        return float(rng.laplace(0.0, 100.0))
+
+    result = audit_mechanism(blackbox(flaky, epsilon=1.0, default_pair=([0], [1])), trials=50_000, seed=0)
+    assert result.verdict == "violation" and result.lower_bound.epsilon <= np.log(10)
+
+    def broken(data, rng):
+        raise RuntimeError("no")
+
+    with pytest.raises(MechanismError, match=r"raised RuntimeError: no"):
+        audit_mechanism(blackbox(broken, epsilon=1.0, default_pair=([0], [1])), trials=1000, seed=0)
+
+
+def test_tuples_of_text_and_numbers_are_audited_as_numbers():
+    out = check_outputs("m", [("count", 1.5), ("count", -2.0)], 2)
+    assert out.dtype == np.float64 and out[:, 1].tolist() == [1.5, -2.0] and out[0, 0] == out[1, 0]
+    leak = blackbox(lambda d, rng: ("count", float(np.sum(d) + rng.laplace(0.0, 0.1))), epsilon=1.0,
+                    default_pair=([0], [1]))
+    assert audit_mechanism(leak, trials=20_000, seed=0).verdict == "violation"  # true ε = 10
