@@ -171,8 +171,9 @@ def select_test(out0: np.ndarray, out1: np.ndarray, *, objective: Objective, cat
     Neyman–Pearson family, is fitted and judged on all of them, since among
     its few thresholds the winner's curse is small, while halving doubles
     the variance of the order it sets and other scorers add candidates that
-    win by noise (on sparse vector both would miss its rarest, best
-    category in a tenth of audits; `benchmarks/selection_level.py --discrete`).
+    win by noise (at 10⁶ selection outputs, halves missed sparse vector's
+    rarest, best category in up to 6 runs of 20, the table on all outputs in
+    at most 2; `benchmarks/discrete_selection.py`).
     The caller must estimate the chosen test's rates on samples that were
     not passed here.
     """

@@ -3,11 +3,14 @@
 Non-finite numbers are outputs like any other: NaN, +inf and −inf are
 mapped to ±NONFINITE before anything else sees them, and a None output
 (among numbers, or always: a function without `return` is a constant
-mechanism) to NONFINITE as well; a batch that is None is an error. The map is a fixed post-processing of the
-mechanism's output, so a bound certified on the mapped outputs holds for
-the mechanism itself (post-processing cannot raise ε); it only merges
-those outputs with each other. Vectors of text with number fields (tuples
-like ("count", 3.2)) become numbers by another fixed map.
+mechanism) to NONFINITE as well; a batch that is None is an error. The map
+is a fixed post-processing of the mechanism's output, so a bound certified
+on the mapped outputs holds for the mechanism itself (post-processing
+cannot raise ε); it only merges those outputs with each other. Objects
+(numbers mixed with text or None, as per-output functions return them) and
+vectors of text become floats element by element (`number`), another fixed
+map: the text of a number is that number, other text a code of it; so
+are strings, which thereby compare whatever mix a batch holds.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 
 from mechanisms.errors import MechanismError
 
+EXACT_INTEGERS = 2**53
 NONFINITE = 2.0**250  # far beyond any real output, yet sums of its fourth power (quadratic features' spread) stay finite
 
 
@@ -34,55 +38,64 @@ def check_outputs(name: str, out: Any, size: int) -> np.ndarray:
     if arr.ndim == 0 or arr.shape[0] != size:
         got = "one scalar" if arr.ndim == 0 else f"{arr.shape[0]} outputs"
         raise MechanismError(f"Mechanism '{name}' returned {got} where {size} outputs were asked for.")
-    if arr.dtype == object:
-        arr = _objects(name, arr)
-    if arr.ndim > 1 and arr.dtype.kind == "U":
-        arr = _numbers_in_text(arr)
+    if arr.dtype == object and arr.ndim == 1 and isinstance(arr[0], (list, tuple, np.ndarray)):
+        raise MechanismError(f"Mechanism '{name}' returned outputs of changing shape.")
+    if arr.dtype == object or arr.dtype.kind in "US":
+        arr = _as_numbers(name, arr)
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
         arr = np.nan_to_num(arr.astype(np.float64), nan=NONFINITE, posinf=NONFINITE, neginf=-NONFINITE)
     return arr
 
 
-def _objects(name: str, arr: np.ndarray) -> np.ndarray:
-    """Return an object array of outputs as numbers when they are numbers or None, else as it is (categories)."""
-    if arr.ndim == 1 and arr.size and isinstance(arr[0], (list, tuple, np.ndarray)):
-        raise MechanismError(f"Mechanism '{name}' returned outputs of changing shape.")
-    kinds = {type(x) for x in arr.flat}
+def _as_numbers(name: str, arr: np.ndarray) -> np.ndarray:
+    """Return objects or text as floats, one element at a time (`number`), so the map is fixed."""
+    if arr.dtype.kind in "US":
+        values, inverse = np.unique(arr.ravel(), return_inverse=True)
+        return np.array([number(v) for v in values.tolist()], dtype=np.float64)[inverse.ravel()].reshape(arr.shape)
+    values, inverse = _distinct(arr.ravel())
+    kinds = {type(v) for v in values}
     unusable = [k for k in kinds if issubclass(k, (dict, set, types.GeneratorType))]
-    if all(k is type(None) or issubclass(k, (int, float, np.number)) for k in kinds):
-        return np.array([np.nan if x is None else x for x in arr.flat], dtype=np.float64).reshape(arr.shape)
     if unusable:
         raise MechanismError(
             f"Mechanism '{name}' returned {_what(unusable[0])}; return numbers, strings or arrays of them."
         )
-    return arr
+    return np.array([number(v) for v in values], dtype=np.float64)[inverse].reshape(arr.shape)
 
 
-def _numbers_in_text(arr: np.ndarray) -> np.ndarray:
-    """Return vectors of text as numbers when some fields are numbers (tuples like ("count", 3.2)), else as they are.
+def _distinct(flat: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """Return the distinct elements (by value and type) of a flat array and, per element, its index among them."""
+    index: dict[tuple[type, Any], int] = {}
+    values: list[Any] = []
+    positions = np.empty(len(flat), dtype=np.intp)
+    for i, x in enumerate(flat.tolist()):
+        key = (type(x), x if isinstance(x, (str, bytes, int, float, bool, type(None))) else id(x))
+        if key not in index:
+            index[key] = len(values)
+            values.append(x)
+        positions[i] = index[key]
+    return values, positions
 
-    Fields that all parse as numbers become floats and the others stable
-    codes (CRC-32 of the text), a fixed map, so the numbers can be
-    thresholded instead of every distinct row being its own category.
+
+def number(x: Any) -> float:
+    """Return one output element as a number: itself, NaN for None, the number a text spells, else a code of its text (CRC-32).
+
+    Integers beyond 2⁵³, which a float would round together, get a code too.
     """
-    flat = arr.reshape(len(arr), -1)
-    columns = [_as_float(flat[:, j]) for j in range(flat.shape[1])]
-    if all(c is None for c in columns):
-        return arr
-    codes = [_text_codes(flat[:, j]) if c is None else c for j, c in enumerate(columns)]
-    return np.stack(codes, axis=1).reshape(arr.shape)
-
-
-def _as_float(texts: np.ndarray) -> np.ndarray | None:
+    if x is None:
+        return np.nan
+    if isinstance(x, (bool, int, np.integer)) and abs(x) > EXACT_INTEGERS:
+        return _code(str(x))
+    if isinstance(x, (bool, int, float, np.number)):
+        return float(x)
+    text = x.decode() if isinstance(x, bytes) else str(x)
     try:
-        return texts.astype(np.float64)
+        return float(text)
     except ValueError:
-        return None
+        return _code(text)
 
 
-def _text_codes(texts: np.ndarray) -> np.ndarray:
-    values, inverse = np.unique(texts, return_inverse=True)
-    return np.array([zlib.crc32(v.encode()) for v in values], dtype=np.float64)[inverse.ravel()]
+def _code(text: str) -> float:
+    return float(zlib.crc32(text.encode()))
 
 
 def _what(kind: type) -> str:

@@ -37,7 +37,7 @@ def load_attribute(reference: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # any import failure of user code is one sentence
-        raise UnknownMechanismError(f"Cannot import module '{module_name}' of '{reference}': {exc}.") from exc
+        raise UnknownMechanismError(f"Cannot import module '{module_name}' of '{reference}': {str(exc).rstrip('.')}.") from exc
     try:
         return getattr(module, attr)
     except AttributeError:

@@ -85,3 +85,14 @@ def test_tuples_of_text_and_numbers_are_audited_as_numbers():
     leak = blackbox(lambda d, rng: ("count", float(np.sum(d) + rng.laplace(0.0, 0.1))), epsilon=1.0,
                     default_pair=([0], [1]))
     assert audit_mechanism(leak, trials=20_000, seed=0).verdict == "violation"  # true ε = 10
+
+
+def test_each_element_maps_to_the_same_number_whatever_else_is_in_its_batch():
+    mixed, numbers = check_outputs("m", ["none", 1, None], 3), check_outputs("m", [1, 2, 3], 3)
+    assert mixed[1] == numbers[0] == 1.0 and mixed[2] == NONFINITE
+    assert check_outputs("m", ["none", 2.5], 2)[0] == check_outputs("m", [("none", 1)], 1)[0, 0]
+
+
+def test_integers_too_large_for_a_float_stay_distinct():
+    out = check_outputs("m", [2**70, 2**70 + 1, 7], 3)
+    assert out[0] != out[1] and out[2] == 7.0
