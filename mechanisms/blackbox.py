@@ -32,21 +32,14 @@ def _looped(fn: Callable[..., Any]) -> Callable[[Any, int, np.random.Generator],
                 failures.append(exc)
         if len(failures) == size > 1:  # a function that always raises is broken; one call may fail by chance
             raise failures[0]
-        return _with_failures(outputs) if failures else _as_outputs(outputs)
+        return _with_failures(outputs) if failures else outputs
 
     return sample
 
 
-def _as_outputs(outputs: list[Any]) -> Any:
-    return np.array(outputs, dtype=object) if outputs and isinstance(outputs[0], str) else outputs
-
-
-def _with_failures(outputs: list[Any]) -> Any:
-    """Return the outputs with each failed call as NaN (as NaNs of the outputs' shape for vectors, "failed" among strings)."""
-    ok = next((o for o in outputs if o is not FAILED), np.nan)
-    if isinstance(ok, str):
-        return np.array(["failed" if o is FAILED else o for o in outputs], dtype=object)
-    blank = np.full(np.shape(ok), np.nan)
+def _with_failures(outputs: list[Any]) -> list[Any]:
+    """Return the outputs with each failed call as NaN (NaNs of the outputs' shape for vectors)."""
+    blank = np.full(np.shape(next((o for o in outputs if o is not FAILED), np.nan)), np.nan)
     return [blank if o is FAILED else o for o in outputs]
 
 

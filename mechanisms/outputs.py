@@ -38,7 +38,7 @@ def check_outputs(name: str, out: Any, size: int) -> np.ndarray:
     if arr.ndim == 0 or arr.shape[0] != size:
         got = "one scalar" if arr.ndim == 0 else f"{arr.shape[0]} outputs"
         raise MechanismError(f"Mechanism '{name}' returned {got} where {size} outputs were asked for.")
-    if arr.dtype == object and arr.ndim == 1 and isinstance(arr[0], (list, tuple, np.ndarray)):
+    if arr.dtype == object and arr.ndim == 1 and arr.size and isinstance(arr[0], (list, tuple, np.ndarray)):
         raise MechanismError(f"Mechanism '{name}' returned outputs of changing shape.")
     if arr.dtype == object or arr.dtype.kind in "US":
         arr = _as_numbers(name, arr)
@@ -52,28 +52,11 @@ def _as_numbers(name: str, arr: np.ndarray) -> np.ndarray:
     if arr.dtype.kind in "US":
         values, inverse = np.unique(arr.ravel(), return_inverse=True)
         return np.array([number(v) for v in values.tolist()], dtype=np.float64)[inverse.ravel()].reshape(arr.shape)
-    values, inverse = _distinct(arr.ravel())
-    kinds = {type(v) for v in values}
-    unusable = [k for k in kinds if issubclass(k, (dict, set, types.GeneratorType))]
-    if unusable:
-        raise MechanismError(
-            f"Mechanism '{name}' returned {_what(unusable[0])}; return numbers, strings or arrays of them."
-        )
-    return np.array([number(v) for v in values], dtype=np.float64)[inverse].reshape(arr.shape)
-
-
-def _distinct(flat: np.ndarray) -> tuple[list[Any], np.ndarray]:
-    """Return the distinct elements (by value and type) of a flat array and, per element, its index among them."""
-    index: dict[tuple[type, Any], int] = {}
-    values: list[Any] = []
-    positions = np.empty(len(flat), dtype=np.intp)
-    for i, x in enumerate(flat.tolist()):
-        key = (type(x), x if isinstance(x, (str, bytes, int, float, bool, type(None))) else id(x))
-        if key not in index:
-            index[key] = len(values)
-            values.append(x)
-        positions[i] = index[key]
-    return values, positions
+    flat = arr.ravel().tolist()
+    unusable = next((type(x) for x in flat if isinstance(x, (dict, set, types.GeneratorType))), None)
+    if unusable is not None:
+        raise MechanismError(f"Mechanism '{name}' returned {_what(unusable)}; return numbers, strings or arrays of them.")
+    return np.array([number(x) for x in flat], dtype=np.float64).reshape(arr.shape)
 
 
 def number(x: Any) -> float:
