@@ -24,6 +24,7 @@ demo: $(VENV)/.installed
 	$(BIN)/dpaudit suite --quick
 
 test: $(VENV)/.installed-test
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 
 test-slow: $(VENV)/.installed-test

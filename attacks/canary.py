@@ -22,14 +22,13 @@ import math
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-
-from attacks.observations import Observations
-from mechanisms.base import Mechanism
-from mechanisms.errors import InvalidParameterError
-from mechanisms.validation import check_int, check_real
+from dpaudit.attacks.observations import Observations
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.validation import check_int, check_real
 
 if TYPE_CHECKING:
-    from attacks.canary_scores import CanaryScorer
+    from dpaudit.attacks.canary_scores import CanaryScorer
 
 VECTOR, CATEGORY, RECORD = "vector", "category", "record"
 FIRST_CHUNK = 100

@@ -16,9 +16,8 @@ import dataclasses
 from typing import Protocol
 
 import numpy as np
-
-from attacks.canary import CATEGORY, CanarySet
-from mechanisms.errors import InvalidParameterError
+from dpaudit.attacks.canary import CATEGORY, CanarySet
+from dpaudit.mechanisms.errors import InvalidParameterError
 
 STATISTICS = ("sum", "norm", "max")
 

@@ -14,9 +14,8 @@ import dataclasses
 from typing import Callable
 
 import numpy as np
-
-from attacks.features import as_matrix, common_dtype, is_categorical, row_keys
-from attacks.scorers import (
+from dpaudit.attacks.features import as_matrix, common_dtype, is_categorical, row_keys
+from dpaudit.attacks.output_scorers import (
     CategoryLogRatio,
     Coordinate,
     Logistic,
@@ -55,7 +54,10 @@ class DistinguishingTest:
 
 @dataclasses.dataclass(frozen=True)
 class Choice:
-    """A selected test with its rates on the `samples` selection outputs per dataset it was chosen on, and its objective value (not a bound)."""
+    """A selected test with its rates on the `samples` selection outputs per dataset it was chosen on.
+
+    `objective` is the value the choice maximised: a ranking, not a bound.
+    """
 
     test: DistinguishingTest
     fpr: float

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from mechanisms.errors import InvalidParameterError
-from mechanisms.validation import check_real
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.validation import check_real
 
 _FORMAT = "dpaudit-observations"
 

@@ -24,10 +24,9 @@ import dataclasses
 from typing import Iterable, Sequence
 
 import numpy as np
-
-from attacks.distinguish import Objective, select_test
-from mechanisms.base import Mechanism
-from mechanisms.errors import InvalidParameterError
+from dpaudit.attacks.distinguish import Objective, select_test
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.errors import InvalidParameterError
 
 SEARCH_KEY = 0x5EA4C4
 Pair = tuple[np.ndarray, np.ndarray]

@@ -20,9 +20,8 @@ import uuid
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-
-from audit.runner import AuditInterrupted, Progress, Task, run_batch
-from mechanisms.errors import DPAuditError, MechanismError
+from dpaudit.audit.runner import AuditInterrupted, Progress, Task, run_batch
+from dpaudit.mechanisms.errors import DPAuditError, MechanismError
 
 DASK_MISSING = "Running on Dask workers needs the optional Dask extra: pip install 'dpaudit[dask]'."
 CONNECT_TIMEOUT = "10s"

@@ -21,9 +21,7 @@ import time
 from typing import Any, Mapping, Sequence
 
 import numpy as np
-from rich.table import Table
-
-from attacks.canary import (
+from dpaudit.attacks.canary import (
     CanarySet,
     category_canaries,
     fresh_canary_game,
@@ -32,21 +30,22 @@ from attacks.canary import (
     sparse_canaries,
     vector_canaries,
 )
-from attacks.canary_scores import CanaryScorer, InnerProduct, OutputStatistic
-from attacks.one_run import one_run_game
-from audit.estimators.gdp import gdp_lower_bound
-from audit.estimators.lower_bound import LowerBound
-from attacks.observations import Observations
-from audit.estimators.one_run import one_run_lower_bound
-from audit.estimators.one_run_fdp import one_run_fdp_lower_bound
-from audit.estimators.thresholds import Split, ThresholdStrategy, threshold_lower_bound
-from audit.render import fmt, key_value_table, plain_text
-from audit.result import CONSISTENT, VIOLATION, refutes
-from audit.theory.upper_bound import UpperBound
-from audit.two_dataset import theory_upper_bound
-from mechanisms.base import Claim, Mechanism, Relation, check_pair
-from mechanisms.errors import InvalidParameterError
-from mechanisms.validation import check_delta, check_int, check_probability_open
+from dpaudit.attacks.canary_scores import CanaryScorer, InnerProduct, OutputStatistic
+from dpaudit.attacks.observations import Observations
+from dpaudit.attacks.one_run_game import one_run_game
+from dpaudit.audit.estimators.gdp import gdp_lower_bound
+from dpaudit.audit.estimators.lower_bound import LowerBound
+from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound
+from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
+from dpaudit.audit.estimators.thresholds import Split, ThresholdStrategy, threshold_lower_bound
+from dpaudit.audit.render import fmt, key_value_table, plain_text
+from dpaudit.audit.result import CONSISTENT, VIOLATION, refutes
+from dpaudit.audit.theory.upper_bound import UpperBound
+from dpaudit.audit.two_dataset import theory_upper_bound
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation, check_pair
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
+from rich.table import Table
 
 MULTI_RUN, ONE_RUN = "multi-run", "one-run"
 MULTI_RUN_ESTIMATORS = ("threshold", "gdp")
@@ -200,7 +199,7 @@ def _streams(seed: int) -> list[np.random.Generator]:
 def _check_common(owner: str, mech: Mechanism, confidence: float, delta: float | None, seed: int):
     if not isinstance(mech, Mechanism):
         raise InvalidParameterError(
-            f"{owner} needs a Mechanism; got {type(mech).__name__} (wrap a function with mechanisms.blackbox)."
+            f"{owner} needs a Mechanism; got {type(mech).__name__} (wrap a function with dpaudit.mechanisms.blackbox)."
         )
     confidence = check_probability_open(confidence, "confidence", owner)
     delta = mech.claim.delta if delta is None else check_delta(delta, owner)

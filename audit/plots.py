@@ -19,16 +19,15 @@ from pathlib import Path
 
 import numpy as np
 from dp_accounting import dp_event
+from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
+from dpaudit.audit.estimators.lower_bound import LowerBound
+from dpaudit.audit.result import AuditResult
+from dpaudit.audit.theory.profiles import epsilon_delta_tradeoff
+from dpaudit.audit.tradeoffs import TradeOff, event_tradeoff
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from statsmodels.stats.proportion import proportion_confint
-
-from audit.estimators.clopper_pearson import rate_upper_bound
-from audit.estimators.lower_bound import LowerBound
-from audit.result import AuditResult
-from audit.theory.profiles import epsilon_delta_tradeoff
-from audit.tradeoffs import TradeOff, event_tradeoff
 
 GRID = np.linspace(0.0, 1.0, 2001)
 CLAIM_COLOR = "#9ecae1"

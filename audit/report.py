@@ -3,7 +3,7 @@
 A report holds the summary table (claim, theory upper bound, certified lower
 bound, verdict, tightness), the evidence behind the bound (samples, held-out
 counts, observed rates and their Clopper–Pearson upper bounds, seed), the
-privacy-region plot (`audit.plots.plot_privacy_region`) and the exact
+privacy-region plot (`dpaudit.audit.plots.plot_privacy_region`) and the exact
 sentence of what the bound means (`LowerBound.meaning()`).
 """
 
@@ -16,10 +16,9 @@ import math
 from pathlib import Path
 
 from dp_accounting import dp_event
-
-from audit.plots import plot_privacy_region, result_box
-from audit.result import AuditResult
-from mechanisms.errors import InvalidParameterError
+from dpaudit.audit.plots import plot_privacy_region, result_box
+from dpaudit.audit.result import AuditResult
+from dpaudit.mechanisms.errors import InvalidParameterError
 
 HTML_SUFFIXES = (".html", ".htm")
 MARKDOWN_SUFFIXES = (".md", ".markdown")

@@ -6,12 +6,11 @@ import dataclasses
 import math
 from typing import Any, Mapping
 
+from dpaudit.audit.estimators.lower_bound import LowerBound, jsonable
+from dpaudit.audit.render import fmt, key_value_table, plain_text
+from dpaudit.audit.theory.upper_bound import UpperBound
+from dpaudit.mechanisms.base import Claim
 from rich.table import Table
-
-from audit.estimators.lower_bound import LowerBound, jsonable
-from audit.render import fmt, key_value_table, plain_text
-from audit.theory.upper_bound import UpperBound
-from mechanisms.base import Claim
 
 VIOLATION = "violation"
 CONSISTENT = "consistent"

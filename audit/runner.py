@@ -16,11 +16,10 @@ import dataclasses
 from typing import Any, Callable, Sequence
 
 import numpy as np
-
-from attacks.distinguish import DistinguishingTest
-from mechanisms.base import Mechanism
-from mechanisms.errors import InvalidParameterError, MechanismError
-from mechanisms.validation import check_int
+from dpaudit.attacks.distinguish import DistinguishingTest
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
+from dpaudit.mechanisms.validation import check_int
 
 CHUNK_ELEMENTS = 250_000
 
@@ -56,7 +55,7 @@ def draw_poissonized(
     """Return Poisson(`size`) outputs on d0 then, independently, Poisson(`size`) on d1, from one generator.
 
     Independent Poisson trial counts make the counts of any fixed event
-    independent Poisson variables, as `audit.estimators.rate_ratio` needs.
+    independent Poisson variables, as `dpaudit.audit.estimators.rate_ratio` needs.
     """
     rng = np.random.default_rng(seed)
     n0, n1 = rng.poisson(size, 2)
@@ -175,7 +174,7 @@ def run_chunks(
     """Run every chunk on `backend`; return the sum of their count vectors (the same on every backend)."""
     if backend.inline:
         return run_inline(task, sizes, chunk_seeds, seed=seed, progress=progress)
-    from audit.backends import dask_client, run_dask
+    from dpaudit.audit.backends import dask_client, run_dask
 
     with dask_client(workers=backend.workers, scheduler=backend.scheduler) as client:
         return run_dask(client, task, sizes, chunk_seeds, name=name, seed=seed, progress=progress)

@@ -9,9 +9,9 @@ import math
 import pathlib
 from typing import Any, Callable, Sequence
 
-from audit.result import VIOLATION, AuditResult
-from audit.two_dataset import audit_mechanism
-from mechanisms.registry import get_mechanism, list_mechanisms
+from dpaudit.audit.result import VIOLATION, AuditResult
+from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms
 
 TRIALS = {"quick": 1_000_000, "full": 10_000_000}
 # Mechanisms whose default audit needs more samples to be informative: a multiple of the base budget.

@@ -14,10 +14,9 @@ from typing import Callable
 
 import numpy as np
 from dp_accounting import dp_event
-
-from audit.theory.composition import kov_delta
-from audit.theory.profiles import epsilon_delta_tradeoff, gdp_tradeoff
-from mechanisms.validation import check_delta, check_epsilon, check_int
+from dpaudit.audit.theory.composition import kov_delta
+from dpaudit.audit.theory.profiles import epsilon_delta_tradeoff, gdp_tradeoff
+from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
 
 TradeOff = Callable[[np.ndarray], np.ndarray]
 

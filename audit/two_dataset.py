@@ -4,7 +4,7 @@ Flow: draw a selection sample on D0 and D1 → choose a distinguishing test on
 it → draw fresh held-out samples in seeded chunks and count the test's errors
 → Clopper–Pearson ε lower bound (Kairouz, Oh, Viswanath 2015; Jagielski,
 Ullman, Oprea 2020), or for pure ε one interval on the ratio of the
-event's Poisson counts (`audit.estimators.rate_ratio`) → beside the theory
+event's Poisson counts (`dpaudit.audit.estimators.rate_ratio`) → beside the theory
 upper bound → verdict.
 """
 
@@ -17,26 +17,34 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 from dp_accounting import dp_event
-
-from attacks.distinguish import Objective, distinct_outputs, is_discrete, select_test
-from attacks.pair_search import InputSpace, search_pair
-from audit.estimators.clopper_pearson import epsilon_lower_bound
-from audit.estimators.gdp import gdp_from_counts
-from audit.estimators.lower_bound import LowerBound
-from audit.estimators.rate_ratio import kov_ratio_bounds
-from audit.result import AuditResult
-from audit.runner import AuditInterrupted, Backend, CountRejections, chunk_sizes, draw, per_chunk, run_chunks, seeds
-from audit.selection import (
+from dpaudit.attacks.distinguish import Objective, distinct_outputs, is_discrete, select_test
+from dpaudit.attacks.pair_search import InputSpace, search_pair
+from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
+from dpaudit.audit.estimators.gdp import gdp_from_counts
+from dpaudit.audit.estimators.lower_bound import LowerBound
+from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
+from dpaudit.audit.result import AuditResult
+from dpaudit.audit.runner import (
+    AuditInterrupted,
+    Backend,
+    CountRejections,
+    chunk_sizes,
+    draw,
+    per_chunk,
+    run_chunks,
+    seeds,
+)
+from dpaudit.audit.selection_policy import (
     discrete_selection_size,
     held_out_direction,
     projected_bound,
     selection_level,
     split_budget,
 )
-from audit.theory.upper_bound import UpperBound, upper_bound
-from mechanisms.base import Mechanism, check_pair
-from mechanisms.errors import InvalidParameterError, MechanismError
-from mechanisms.validation import check_delta, check_int, check_probability_open
+from dpaudit.audit.theory.upper_bound import UpperBound, upper_bound
+from dpaudit.mechanisms.base import Mechanism, check_pair
+from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
+from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
 
 MIN_TRIALS = 10
 INTERVALS = ("two-rates", "ratio")
@@ -151,7 +159,7 @@ def audit_mechanism(
       than 1 − `confidence` (about 0.5% of audits at 95%).
     - "ratio" (pure ε, δ = 0 only): one Clopper–Pearson bound at all of
       1 − `confidence` on the ratio of the rejection set's Poisson counts,
-      its direction fixed on the selection split (`audit.estimators.rate_ratio`).
+      its direction fixed on the selection split (`dpaudit.audit.estimators.rate_ratio`).
       Needs about a third of the samples for the same bound, and flags an
       exactly tight correct mechanism in up to 1 − `confidence` of audits,
       as its confidence says.
@@ -161,14 +169,14 @@ def audit_mechanism(
     the Dask cluster at `scheduler`. `progress(n)` is called as n more
     trials per dataset finish (none by default).
 
-    With `search` (True, or an `attacks.pair_search.InputSpace` to draw
+    With `search` (True, or an `dpaudit.attacks.pair_search.InputSpace` to draw
     random pairs from) and no d0/d1, the pair is chosen first among StatDP's
     patterns and random pairs on `trials // 2` further outputs per dataset
     from a separate seed stream, so the final bound needs no correction.
     """
     if not isinstance(mechanism, Mechanism):
         raise InvalidParameterError(
-            f"audit_mechanism needs a Mechanism; got {type(mechanism).__name__} (wrap a function with mechanisms.blackbox)."
+            f"audit_mechanism needs a Mechanism; got {type(mechanism).__name__} (wrap a function with dpaudit.mechanisms.blackbox)."
         )
     trials = check_int(trials, "trials", "audit_mechanism", low=MIN_TRIALS)
     seed = check_int(seed, "seed", "audit_mechanism", low=0)

@@ -3,7 +3,7 @@
 For a pair (D0, D1) with output laws P0, P1 and a rejection set S, the
 audit certifies ε̂(S) = log(r₋/(1 − r₋)), r₋ the Clopper–Pearson lower bound
 at β on the share of S's Poisson counts that fall on the numerator's dataset
-(`audit.estimators.rate_ratio`; Kairouz, Oh, Viswanath, ICML 2015). Here P0 and P1 are computed by
+(`dpaudit.audit.estimators.rate_ratio`; Kairouz, Oh, Viswanath, ICML 2015). Here P0 and P1 are computed by
 numerical integration, not sampled, and the counts are set to their
 expectations n·P(S); the maximum over S is the bound a perfect attack would
 typically certify at that n. A published bound above it needs more samples,
@@ -24,11 +24,10 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+from dpaudit.attacks.pair_search import split_patterns, statdp_patterns
+from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
+from dpaudit.mechanisms.base import Mechanism
 from scipy.stats import laplace
-
-from attacks.pair_search import split_patterns, statdp_patterns
-from audit.estimators.rate_ratio import kov_ratio_bounds
-from mechanisms.base import Mechanism
 
 GRID_POINTS = 50_001
 TAIL_SCALES = 40.0
@@ -59,7 +58,7 @@ def event_bound(a: np.ndarray, b: np.ndarray, *, n: int, beta: float) -> float:
     Each event is tried as the rejection set in both orientations (its
     complement is covered by the other one), with the held-out estimator of a
     pure-ε audit: one ratio interval at β for the direction fixed in advance
-    (`audit.estimators.rate_ratio`), the counts set to their expectations.
+    (`dpaudit.audit.estimators.rate_ratio`), the counts set to their expectations.
     """
     forward = kov_ratio_bounds(n * a, n, n * (1.0 - b), n, beta)
     backward = kov_ratio_bounds(n * b, n, n * (1.0 - a), n, beta)

@@ -2,7 +2,7 @@
 
 Sparse vector with cut-off c = 1 has an (m + 1)-point output law, computed
 exactly by `best_achievable.svt_first_above_law`. Each run draws a selection
-sample from that law, lets `attacks.distinguish.select_test` choose a test,
+sample from that law, lets `dpaudit.attacks.distinguish.select_test` choose a test,
 and scores the chosen rejection set exactly: the bound it would typically
 certify on the held-out trials (counts set to their expectations, pure-ε
 ratio interval at 90%, its direction fixed on the selection sample as in an
@@ -25,15 +25,15 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from dpaudit.attacks.distinguish import select_test
+from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
+from dpaudit.audit.selection_policy import discrete_level, held_out_direction, projected_bound
+from dpaudit.mechanisms.registry import get_mechanism
+from dpaudit.mechanisms.sparse_vector import cut_off
 from rich.console import Console
 from rich.table import Table
 
-from attacks.distinguish import select_test
-from audit.estimators.rate_ratio import kov_ratio_bounds
-from audit.selection import discrete_level, held_out_direction, projected_bound
 from benchmarks.best_achievable import SVT_SCALES, best_event_bound, svt_first_above_law
-from mechanisms.registry import get_mechanism
-from mechanisms.sparse_vector import cut_off
 
 TRIALS = 10_000_000
 BETA = 0.1

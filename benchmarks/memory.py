@@ -24,8 +24,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHILD = """
 import json, resource, sys, time
-from audit.two_dataset import audit_mechanism
-from mechanisms.registry import get_mechanism
+from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.mechanisms.registry import get_mechanism
 start = time.perf_counter()
 result = audit_mechanism(get_mechanism("laplace"), trials=int(sys.argv[1]), seed=0)
 print(json.dumps({"seconds": time.perf_counter() - start, "epsilon": result.lower_bound.epsilon,
@@ -46,7 +46,8 @@ def main() -> None:
         table.add_column(column, justify="right")
     for trials in TRIALS:
         row = measure(trials)
-        table.add_row(f"{trials:.0e}", f"{row['seconds']:.1f}", f"{row['epsilon']:.4f}", f"{row['peak'] / MIB:.0f}", f"{2 * 8 * trials / MIB:,.0f}")
+        table.add_row(f"{trials:.0e}", f"{row['seconds']:.1f}", f"{row['epsilon']:.4f}", f"{row['peak'] / MIB:.0f}",
+                      f"{2 * 8 * trials / MIB:,.0f}")
     Console(width=110).print(table)
 
 

@@ -18,12 +18,11 @@ import contextlib
 import os
 import time
 
+from dpaudit.audit.backends import dask_client
+from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.mechanisms.registry import get_mechanism
 from rich.console import Console
 from rich.table import Table
-
-from audit.backends import dask_client
-from audit.two_dataset import audit_mechanism
-from mechanisms.registry import get_mechanism
 
 TRIALS = 50_000_000
 SEED = 0

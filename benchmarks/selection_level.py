@@ -1,6 +1,6 @@
 """How the test-selection level trades tail thresholds against selection noise.
 
-`audit.selection.SELECTION_LEVEL` is the one-sided level of the
+`dpaudit.audit.selection_policy.SELECTION_LEVEL` is the one-sided level of the
 Clopper–Pearson bounds that replace the selection counts when the test is
 chosen. Too weak and far-tail thresholds win by luck (the winner's curse
 among hundreds of candidates); too strong and the test stays in the bulk
@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import argparse
 
+import dpaudit.audit.selection_policy as selection
 import numpy as np
-
-import audit.selection as selection
-from audit import audit_mechanism
-from mechanisms import get_mechanism
+from dpaudit.audit import audit_mechanism
+from dpaudit.mechanisms import get_mechanism
 
 LEVELS = (0.025, 0.005, 0.001)
 CASES = (("laplace", 10**4), ("laplace", 10**6), ("laplace", 10**7), ("gaussian", 10**6),

@@ -13,17 +13,16 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from dpaudit.attacks.distinguish import best_threshold, select_test
+from dpaudit.attacks.output_scorers import Coordinate
+from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
+from dpaudit.audit.runner import CountRejections, chunk_sizes, draw, per_chunk, run_inline, seeds
+from dpaudit.audit.selection_policy import projected_bound, split_budget
+from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.mechanisms.registry import get_mechanism
 from rich.console import Console
 from rich.table import Table
 from scipy import stats
-
-from attacks.distinguish import best_threshold, select_test
-from attacks.scorers import Coordinate
-from audit.estimators.clopper_pearson import epsilon_lower_bound
-from audit.runner import CountRejections, chunk_sizes, draw, per_chunk, run_inline, seeds
-from audit.selection import projected_bound, split_budget
-from audit.two_dataset import audit_mechanism
-from mechanisms.registry import get_mechanism
 
 TRIALS = 1_000_000
 SEED = 0

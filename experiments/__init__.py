@@ -13,16 +13,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.errors import InvalidParameterError
 
 EXPERIMENTS = {
-    "composition-region": "experiments.composition_region",
-    "amplification-sampling": "experiments.amplification_sampling",
-    "composition-laplace": "experiments.composition_laplace",
-    "pure-to-renyi": "experiments.pure_to_renyi",
-    "amplification-shuffling": "experiments.amplification_shuffling",
-    "group-privacy": "experiments.group_privacy",
-    "one-run": "experiments.one_run",
+    "composition-region": "dpaudit.experiments.composition_region",
+    "amplification-sampling": "dpaudit.experiments.amplification_sampling",
+    "composition-laplace": "dpaudit.experiments.composition_laplace",
+    "pure-to-renyi": "dpaudit.experiments.pure_to_renyi",
+    "amplification-shuffling": "dpaudit.experiments.amplification_shuffling",
+    "group-privacy": "dpaudit.experiments.group_privacy",
+    "one-run": "dpaudit.experiments.one_run_idealized",
 }
 
 

@@ -21,14 +21,13 @@ from typing import Any
 
 import numpy as np
 from dp_accounting import dp_event
+from dpaudit.audit.theory.amplification import poisson_subsampled, smith_subsampled
+from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.experiments.output import save
+from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_boxes
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.neighbours import categories_in
 from matplotlib.figure import Figure
-
-from audit.theory.amplification import poisson_subsampled, smith_subsampled
-from audit.two_dataset import audit_mechanism
-from experiments.output import save
-from experiments.threshold_tests import certified_epsilon, threshold_boxes
-from mechanisms.base import Claim, Mechanism, Relation
-from mechanisms.neighbours import categories_in
 
 NAME = "amplification-sampling"
 EPSILON = 1.0

@@ -18,18 +18,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from dpaudit.audit.theory.amplification import shuffled_epsilon
+from dpaudit.audit.theory.roots import smallest_epsilon
+from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.experiments.output import save
+from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_boxes
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.events import ShuffledDpEvent
+from dpaudit.mechanisms.neighbours import categories_in
+from dpaudit.mechanisms.randomized_response import keep_probability
 from matplotlib.figure import Figure
 from scipy.special import gammaln, logsumexp
-
-from audit.theory.amplification import shuffled_epsilon
-from audit.theory.roots import smallest_epsilon
-from audit.two_dataset import audit_mechanism
-from experiments.output import save
-from experiments.threshold_tests import certified_epsilon, threshold_boxes
-from mechanisms.base import Claim, Mechanism, Relation
-from mechanisms.events import ShuffledDpEvent
-from mechanisms.neighbours import categories_in
-from mechanisms.randomized_response import keep_probability
 
 NAME = "amplification-shuffling"
 EPSILON0 = 1.0

@@ -22,15 +22,14 @@ from typing import Any
 
 import numpy as np
 from dp_accounting import dp_event
+from dpaudit.audit.theory.upper_bound import upper_bound
+from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.experiments.grid_laplace import grid_laplace
+from dpaudit.experiments.output import save
+from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_boxes
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.neighbours import records_in
 from matplotlib.figure import Figure
-
-from audit.theory.upper_bound import upper_bound
-from audit.two_dataset import audit_mechanism
-from experiments.grid_laplace import grid_laplace
-from experiments.output import save
-from experiments.threshold_tests import certified_epsilon, threshold_boxes
-from mechanisms.base import Claim, Mechanism, Relation
-from mechanisms.neighbours import records_in
 
 NAME = "composition-laplace"
 EPSILON0 = 0.25

@@ -20,19 +20,18 @@ from typing import Any, Callable
 
 import numpy as np
 from dp_accounting import dp_event
+from dpaudit.audit.plots import GRID, RateBox
+from dpaudit.audit.theory.composition import advanced_composition, basic_composition, kov_closed_form, kov_epsilon
+from dpaudit.audit.tradeoffs import kov_tradeoff
+from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.experiments.output import save
+from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_boxes
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+from dpaudit.mechanisms.geometric import discrete_laplace
+from dpaudit.mechanisms.neighbours import categories_in
 from matplotlib.figure import Figure
 from matplotlib.ticker import NullFormatter
-
-from audit.plots import GRID, RateBox
-from audit.theory.composition import advanced_composition, basic_composition, kov_closed_form, kov_epsilon
-from audit.tradeoffs import kov_tradeoff
-from audit.two_dataset import audit_mechanism
-from experiments.output import save
-from experiments.threshold_tests import certified_epsilon, threshold_boxes
-from mechanisms.base import Claim, Mechanism, Relation
-from mechanisms.events import EpsilonDeltaDpEvent
-from mechanisms.geometric import discrete_laplace
-from mechanisms.neighbours import categories_in
 
 NAME = "composition-region"
 EPSILON = 0.4

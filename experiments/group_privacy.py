@@ -21,15 +21,14 @@ from typing import Any
 
 import numpy as np
 from dp_accounting import dp_event
+from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.experiments.grid_laplace import grid_laplace
+from dpaudit.experiments.output import save
+from dpaudit.mechanisms.base import Claim, Mechanism
+from dpaudit.mechanisms.events import GroupDpEvent
+from dpaudit.mechanisms.neighbours import categories_in, records_in
+from dpaudit.mechanisms.randomized_response import randomized_response
 from matplotlib.figure import Figure
-
-from audit.two_dataset import audit_mechanism
-from experiments.grid_laplace import grid_laplace
-from experiments.output import save
-from mechanisms.base import Claim, Mechanism
-from mechanisms.events import GroupDpEvent
-from mechanisms.neighbours import categories_in, records_in
-from mechanisms.randomized_response import randomized_response
 
 NAME = "group-privacy"
 EPSILON = 0.5

@@ -19,13 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
+from dpaudit.audit.theory.conversions import pure_to_rdp, pure_to_zcdp
+from dpaudit.experiments.output import save
+from dpaudit.mechanisms.randomized_response import randomized_response
 from matplotlib.figure import Figure
 from scipy.special import logsumexp
-
-from audit.estimators.clopper_pearson import rate_upper_bound
-from audit.theory.conversions import pure_to_rdp, pure_to_zcdp
-from experiments.output import save
-from mechanisms.randomized_response import randomized_response
 
 NAME = "pure-to-renyi"
 EPSILONS = (0.5, 2.0)

@@ -1,7 +1,7 @@
 """Mechanisms: black boxes with the privacy claim made about them, and the registry of built-ins."""
 
 # Importing the modules registers their mechanisms.
-from mechanisms import (  # noqa: F401
+from dpaudit.mechanisms import (  # noqa: F401
     canary_targets,
     floating_point,
     gaussian,
@@ -13,16 +13,16 @@ from mechanisms import (  # noqa: F401
     noisy_hist,
     noisy_max,
     opendp_adapters,
+    private_selection,
     randomized_response,
-    selection,
     sparse_vector,
     statistics,
     transforms,
 )
-from mechanisms.base import Claim, Mechanism, Relation, check_pair
-from mechanisms.blackbox import blackbox
-from mechanisms.errors import DPAuditError, InvalidParameterError, MechanismError, UnknownMechanismError
-from mechanisms.registry import get_mechanism, list_mechanisms, register
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation, check_pair
+from dpaudit.mechanisms.blackbox import blackbox
+from dpaudit.mechanisms.errors import DPAuditError, InvalidParameterError, MechanismError, UnknownMechanismError
+from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms, register
 
 __all__ = [
     "Claim",

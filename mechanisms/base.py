@@ -14,10 +14,9 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.errors import InvalidParameterError, MechanismError
-from mechanisms.outputs import check_outputs
-from mechanisms.validation import check_delta, check_epsilon, check_int
+from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
+from dpaudit.mechanisms.outputs import check_outputs
+from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
 
 Sampler = Callable[[Any, int, np.random.Generator], Any]
 NeighbourCheck = Callable[[np.ndarray, np.ndarray], Optional[str]]
@@ -100,7 +99,7 @@ class Mechanism:
 
         Raises `MechanismError` naming the mechanism when it raises, or returns
         the wrong number of outputs, outputs of changing shape, None, dicts
-        or generators (`mechanisms.outputs.check_outputs`).
+        or generators (`dpaudit.mechanisms.outputs.check_outputs`).
         """
         size = check_int(size, "size", f"{self.name}.sample")
         try:

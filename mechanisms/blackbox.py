@@ -7,8 +7,7 @@ from typing import Any, Callable
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 
 FAILED = object()
 
@@ -65,7 +64,7 @@ def blackbox(
     it has a parameter named `size` it must return `size` outputs at once,
     and is called that way (fast); otherwise it is called once per output (a
     loop). In the loop a call that raises is an output of its own (NaN, which
-    `mechanisms.outputs` maps to a fixed number), since an adversary would
+    `dpaudit.mechanisms.outputs` maps to a fixed number), since an adversary would
     see the failure; only a batch in which every call raises stops the audit.
     Nothing is assumed about its privacy: its upper bound is its claim.
     """

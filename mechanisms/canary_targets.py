@@ -25,11 +25,10 @@ from typing import Callable, Optional
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.base import Claim, Mechanism, Relation
-from mechanisms.gaussian import analytic_sigma
-from mechanisms.registry import register
-from mechanisms.validation import check_int, check_real
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.gaussian import analytic_sigma
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_int, check_real
 
 NULL_CATEGORY = -1
 PAIR_RECORDS, PAIR_DIM = 10, 8

@@ -1,7 +1,7 @@
 """Privacy events that dpaudit adds to `dp_accounting.dp_event`.
 
 A mechanism states what it actually does as an immutable event (as
-dp_accounting does): the theory side (`audit.theory`) turns the event into an
+dp_accounting does): the theory side (`dpaudit.audit.theory`) turns the event into an
 upper bound. dp_accounting's own events (Laplace, Gaussian, randomized
 response, composition, Poisson subsampling, ...) are used where they exist;
 these cover what it lacks. Existing events never change meaning; new ones are

@@ -3,7 +3,7 @@
 Mironov, "On Significance of the Least Significant Bits for Differential
 Privacy", CCS 2012. Both release the exact double they compute, as its
 IEEE-754 bit pattern (uint64): the threat model in which the low bits are
-seen. (`mechanisms.laplace` releases a real number: ideal arithmetic.)
+seen. (`dpaudit.mechanisms.laplace` releases a real number: ideal arithmetic.)
 """
 
 from __future__ import annotations
@@ -12,13 +12,12 @@ import math
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.base import Claim, Mechanism
-from mechanisms.events import EpsilonDeltaDpEvent
-from mechanisms.laplace import sum_pair
-from mechanisms.neighbours import records_in
-from mechanisms.registry import register
-from mechanisms.validation import check_real
+from dpaudit.mechanisms.base import Claim, Mechanism
+from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+from dpaudit.mechanisms.laplace import sum_pair
+from dpaudit.mechanisms.neighbours import records_in
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_real
 
 MANTISSA = 2.0**52
 

@@ -13,15 +13,14 @@ import math
 
 import numpy as np
 from dp_accounting import dp_event
+from dpaudit.mechanisms.base import Claim, Mechanism
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.laplace import sum_pair
+from dpaudit.mechanisms.neighbours import records_in
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_real
 from scipy.optimize import brentq
 from scipy.stats import norm
-
-from mechanisms.base import Claim, Mechanism
-from mechanisms.errors import InvalidParameterError
-from mechanisms.laplace import sum_pair
-from mechanisms.neighbours import records_in
-from mechanisms.registry import register
-from mechanisms.validation import check_real
 
 
 def gaussian_delta(epsilon: float, sigma: float, sensitivity: float = 1.0) -> float:

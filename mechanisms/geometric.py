@@ -6,12 +6,11 @@ import math
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.base import Claim, Mechanism
-from mechanisms.laplace import sum_pair
-from mechanisms.neighbours import records_in
-from mechanisms.registry import register
-from mechanisms.validation import check_int, check_real
+from dpaudit.mechanisms.base import Claim, Mechanism
+from dpaudit.mechanisms.laplace import sum_pair
+from dpaudit.mechanisms.neighbours import records_in
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_int, check_real
 
 
 def discrete_laplace(a: float, size: int, rng: np.random.Generator) -> np.ndarray:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.base import Claim, Mechanism, Relation
-from mechanisms.neighbours import categories_in
-from mechanisms.registry import register
-from mechanisms.validation import check_int, check_real
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.neighbours import categories_in
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_int, check_real
 
 
 def _histogram_mechanism(name: str, eps: float, bins: int, scale: float, buggy: bool) -> Mechanism:

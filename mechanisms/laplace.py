@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.base import Claim, Mechanism
-from mechanisms.neighbours import records_in
-from mechanisms.registry import register
-from mechanisms.validation import check_real
+from dpaudit.mechanisms.base import Claim, Mechanism
+from dpaudit.mechanisms.neighbours import records_in
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_real
 
 
 def sum_pair(sensitivity: float, n: int = 10) -> tuple[np.ndarray, np.ndarray]:

@@ -14,13 +14,12 @@ from typing import Callable, Optional
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.base import Claim, Mechanism, Relation
-from mechanisms.events import EpsilonDeltaDpEvent
-from mechanisms.gaussian import analytic_sigma
-from mechanisms.neighbours import of_length
-from mechanisms.registry import register
-from mechanisms.validation import check_int, check_real
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+from dpaudit.mechanisms.gaussian import analytic_sigma
+from dpaudit.mechanisms.neighbours import of_length
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_int, check_real
 
 
 def sign_rows(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:

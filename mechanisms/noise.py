@@ -1,7 +1,7 @@
 """Additive noise laws beyond Laplace and Gaussian: staircase, discrete Gaussian, truncated geometric.
 
 Each mechanism adds its noise to a sum of records in [0, Δ] (add/remove,
-modelled by a null record 0), like `mechanisms.laplace`; the default pair is
+modelled by a null record 0), like `dpaudit.mechanisms.laplace`; the default pair is
 one record 0 against Δ.
 """
 
@@ -11,15 +11,14 @@ import math
 
 import numpy as np
 from dp_accounting import dp_event
+from dpaudit.mechanisms.base import Claim, Mechanism
+from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+from dpaudit.mechanisms.geometric import discrete_laplace
+from dpaudit.mechanisms.laplace import sum_pair
+from dpaudit.mechanisms.neighbours import records_in
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_int, check_real
 from scipy.optimize import brentq
-
-from mechanisms.base import Claim, Mechanism
-from mechanisms.events import EpsilonDeltaDpEvent
-from mechanisms.geometric import discrete_laplace
-from mechanisms.laplace import sum_pair
-from mechanisms.neighbours import records_in
-from mechanisms.registry import register
-from mechanisms.validation import check_int, check_real
 
 
 def optimal_gamma(epsilon: float) -> float:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.base import Claim, Mechanism
-from mechanisms.neighbours import answers_within
-from mechanisms.registry import register
-from mechanisms.validation import check_int, check_real
+from dpaudit.mechanisms.base import Claim, Mechanism
+from dpaudit.mechanisms.neighbours import answers_within
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_int, check_real
 
 
 def _hist(name: str, eps: float, bins: int, scale: float, buggy: bool, text: str) -> Mechanism:

@@ -8,12 +8,11 @@ index ε-DP for arbitrary (non-monotone) sensitivity-1 queries.
 from __future__ import annotations
 
 import numpy as np
-
-from mechanisms.base import Claim, Mechanism
-from mechanisms.events import EpsilonDeltaDpEvent
-from mechanisms.neighbours import answers_within
-from mechanisms.registry import register
-from mechanisms.validation import check_int, check_real
+from dpaudit.mechanisms.base import Claim, Mechanism
+from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+from dpaudit.mechanisms.neighbours import answers_within
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_int, check_real
 
 
 def _noisy(data: np.ndarray, scale: float, size: int, rng: np.random.Generator) -> np.ndarray:

@@ -19,12 +19,11 @@ from typing import Any, Callable
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.base import Claim, Mechanism
-from mechanisms.laplace import sum_pair
-from mechanisms.neighbours import answers_within, records_in
-from mechanisms.registry import register
-from mechanisms.validation import check_real
+from dpaudit.mechanisms.base import Claim, Mechanism
+from dpaudit.mechanisms.laplace import sum_pair
+from dpaudit.mechanisms.neighbours import answers_within, records_in
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_real
 
 try:
     import opendp.prelude as dp

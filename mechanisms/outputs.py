@@ -20,8 +20,7 @@ import zlib
 from typing import Any
 
 import numpy as np
-
-from mechanisms.errors import MechanismError
+from dpaudit.mechanisms.errors import MechanismError
 
 EXACT_INTEGERS = 2**53
 NONFINITE = 2.0**250  # far beyond any real output, yet sums of its fourth power (quadratic features' spread) stay finite

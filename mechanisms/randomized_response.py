@@ -6,11 +6,10 @@ import math
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.base import Claim, Mechanism, Relation
-from mechanisms.neighbours import categories_in
-from mechanisms.registry import register
-from mechanisms.validation import check_epsilon, check_int
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.neighbours import categories_in
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_epsilon, check_int
 
 
 def keep_probability(epsilon: float, k: int) -> float:

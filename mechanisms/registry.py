@@ -6,8 +6,8 @@ import difflib
 import inspect
 from typing import Any, Callable
 
-from mechanisms.base import Mechanism
-from mechanisms.errors import InvalidParameterError, UnknownMechanismError
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.errors import InvalidParameterError, UnknownMechanismError
 
 Factory = Callable[..., Mechanism]
 _REGISTRY: dict[str, Factory] = {}

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.base import Claim, Mechanism, Sampler
-from mechanisms.events import EpsilonDeltaDpEvent
-from mechanisms.neighbours import answers_within
-from mechanisms.registry import register
-from mechanisms.validation import check_int, check_real
+from dpaudit.mechanisms.base import Claim, Mechanism, Sampler
+from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+from dpaudit.mechanisms.neighbours import answers_within
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_int, check_real
 
 ABOVE, BELOW, STOPPED = 1, 0, -1
 

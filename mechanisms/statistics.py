@@ -10,13 +10,12 @@ from typing import Optional
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.base import Claim, Mechanism, Relation
-from mechanisms.events import EpsilonDeltaDpEvent
-from mechanisms.neighbours import NeighbourCheck, of_length, records_in
-from mechanisms.registry import register
-from mechanisms.selection import exponential_choice
-from mechanisms.validation import check_int, check_real
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+from dpaudit.mechanisms.neighbours import NeighbourCheck, of_length, records_in
+from dpaudit.mechanisms.private_selection import exponential_choice
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_int, check_real
 
 
 def present_records(low: float, high: float) -> NeighbourCheck:

@@ -7,7 +7,7 @@
 
 Claims are the textbook theorems applied to the inner claim (basic
 composition, amplification by subsampling, group privacy); the upper bound
-`audit.theory.upper_bound(mech.event)` is the tight one.
+`dpaudit.audit.theory.upper_bound(mech.event)` is the tight one.
 """
 
 from __future__ import annotations
@@ -18,15 +18,14 @@ from typing import Any, Optional
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.base import Claim, Mechanism, Relation
-from mechanisms.errors import InvalidParameterError
-from mechanisms.events import GroupDpEvent, ShuffledDpEvent
-from mechanisms.laplace import laplace
-from mechanisms.neighbours import NeighbourCheck
-from mechanisms.randomized_response import randomized_response
-from mechanisms.registry import register
-from mechanisms.validation import check_int, check_real
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.events import GroupDpEvent, ShuffledDpEvent
+from dpaudit.mechanisms.laplace import laplace
+from dpaudit.mechanisms.neighbours import NeighbourCheck
+from dpaudit.mechanisms.randomized_response import randomized_response
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_int, check_real
 
 
 def compose(mech: Mechanism, k: int) -> Mechanism:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
-from mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.errors import InvalidParameterError
 
 
 def _fail(name: str, owner: str, must: str, value: object) -> InvalidParameterError:

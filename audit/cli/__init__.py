@@ -12,16 +12,16 @@ import importlib
 import sys
 from typing import Sequence
 
-from mechanisms.errors import DPAuditError
+from dpaudit.mechanisms.errors import DPAuditError
 
 COMMAND_MODULES = (
-    "audit.cli.list_cmd",
-    "audit.cli.audit_cmd",
-    "audit.cli.suite_cmd",
-    "audit.cli.bounds_cmd",
-    "audit.cli.canary_cmd",
-    "audit.cli.one_run_cmd",
-    "audit.cli.experiment_cmd",
+    "dpaudit.audit.cli.list_cmd",
+    "dpaudit.audit.cli.audit_cmd",
+    "dpaudit.audit.cli.suite_cmd",
+    "dpaudit.audit.cli.bounds_cmd",
+    "dpaudit.audit.cli.canary_cmd",
+    "dpaudit.audit.cli.one_run_cmd",
+    "dpaudit.audit.cli.experiment_cmd",
 )
 
 

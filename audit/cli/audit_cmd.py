@@ -6,20 +6,19 @@ import argparse
 import json
 import sys
 
+from dpaudit.audit.cli.common import add_mechanism_arguments, parse_params, resolve_mechanism
+from dpaudit.audit.progress import trial_progress, wanted
+from dpaudit.audit.result import VIOLATION, AuditResult
+from dpaudit.audit.runner import AuditInterrupted
+from dpaudit.audit.two_dataset import INTERVALS, audit_mechanism
 from rich.console import Console
-
-from audit.cli.common import add_mechanism_arguments, parse_params, resolve_mechanism
-from audit.progress import trial_progress, wanted
-from audit.result import VIOLATION, AuditResult
-from audit.runner import AuditInterrupted
-from audit.two_dataset import INTERVALS, audit_mechanism
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the audit and print its summary (or JSON); return 1 on a violation."""
     mech = resolve_mechanism(args.name, parse_params(args.param), args.epsilon, args.delta)
     if args.report:
-        from audit.report import check_report_path  # matplotlib loads only when a report is asked for
+        from dpaudit.audit.report import check_report_path  # matplotlib loads only when a report is asked for
 
         check_report_path(args.report)
     try:
@@ -39,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
     show(result, args.json)
     if args.report:
-        from audit.report import write_report
+        from dpaudit.audit.report import write_report
 
         write_report(result, args.report, event=mech.event)
     return 1 if result.verdict == VIOLATION else 0

@@ -11,13 +11,12 @@ from typing import Any, Callable
 from dp_accounting import dp_event
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
+from dpaudit.audit import theory
+from dpaudit.audit.theory.composition import RDP_ORDERS
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
 from rich.console import Console
 from rich.table import Table
-
-from audit import theory
-from audit.theory.composition import RDP_ORDERS
-from mechanisms.errors import InvalidParameterError
-from mechanisms.validation import check_delta, check_epsilon, check_int, check_real
 
 _DEFAULT_ALPHAS = (2.0, 5.0, 10.0, 32.0)
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from rich.console import Console
-
-from attacks.canary_scores import scorer_by_name
-from audit.canary_audit import (
+from dpaudit.attacks.canary_scores import scorer_by_name
+from dpaudit.attacks.observations import Observations
+from dpaudit.audit.canary_audit import (
     CANARY_MODES,
     DEFAULT_DIM,
     MULTI_RUN,
@@ -22,11 +21,11 @@ from audit.canary_audit import (
     audit_canaries,
     audit_observations,
 )
-from audit.cli.common import parse_params, resolve_mechanism
-from attacks.observations import Observations
-from audit.result import VIOLATION
-from mechanisms.base import Claim, Mechanism
-from mechanisms.errors import InvalidParameterError
+from dpaudit.audit.cli.common import parse_params, resolve_mechanism
+from dpaudit.audit.result import VIOLATION
+from dpaudit.mechanisms.base import Claim, Mechanism
+from dpaudit.mechanisms.errors import InvalidParameterError
+from rich.console import Console
 
 
 def add_target_arguments(parser: argparse.ArgumentParser) -> None:

@@ -7,9 +7,9 @@ import ast
 import importlib
 from typing import Any, Sequence
 
-from mechanisms.base import Mechanism
-from mechanisms.errors import InvalidParameterError, UnknownMechanismError
-from mechanisms.registry import get_mechanism
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.errors import InvalidParameterError, UnknownMechanismError
+from dpaudit.mechanisms.registry import get_mechanism
 
 
 def parse_value(text: str) -> Any:
@@ -64,7 +64,7 @@ def resolve_mechanism(
         obj = _call_factory(name, obj, params)
     if not isinstance(obj, Mechanism):
         raise UnknownMechanismError(
-            f"'{name}' is neither a Mechanism nor a factory returning one (wrap functions with mechanisms.blackbox)."
+            f"'{name}' is neither a Mechanism nor a factory returning one (wrap functions with dpaudit.mechanisms.blackbox)."
         )
     return obj.with_claim(epsilon, delta)
 
@@ -77,7 +77,7 @@ def _call_factory(name: str, factory: Any, params: dict[str, Any]) -> Any:
         raise UnknownMechanismError(
             f"'{name}' is callable but calling it with {params or 'no parameters'} failed "
             f"({type(exc).__name__}: {exc}); pass a Mechanism, a factory returning one, "
-            "or wrap a function fn(data, rng) with mechanisms.blackbox."
+            "or wrap a function fn(data, rng) with dpaudit.mechanisms.blackbox."
         ) from exc
 
 

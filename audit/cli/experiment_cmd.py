@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from dpaudit.experiments import EXPERIMENTS, get_experiment, run_experiment
 from rich.console import Console
-
-from experiments import EXPERIMENTS, get_experiment, run_experiment
 
 
 def run(args: argparse.Namespace) -> int:

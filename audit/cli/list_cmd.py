@@ -5,10 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
+from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms
 from rich.console import Console
 from rich.table import Table
-
-from mechanisms.registry import get_mechanism, list_mechanisms
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 
-from attacks.canary_scores import scorer_by_name
-from audit.canary_audit import ONE_RUN, ONE_RUN_ESTIMATORS, audit_observations, audit_one_run
-from audit.cli.canary_cmd import add_target_arguments, bound_delta, emit, scores_claim, target
-from attacks.observations import Observations
+from dpaudit.attacks.canary_scores import scorer_by_name
+from dpaudit.attacks.observations import Observations
+from dpaudit.audit.canary_audit import ONE_RUN, ONE_RUN_ESTIMATORS, audit_observations, audit_one_run
+from dpaudit.audit.cli.canary_cmd import add_target_arguments, bound_delta, emit, scores_claim, target
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,11 +7,10 @@ import json
 import pathlib
 import sys
 
+from dpaudit.audit.suite import COLUMNS, cells, run_suite, select, write
+from dpaudit.mechanisms.errors import InvalidParameterError
 from rich.console import Console
 from rich.table import Table
-
-from audit.suite import COLUMNS, cells, run_suite, select, write
-from mechanisms.errors import InvalidParameterError
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,7 +12,6 @@ import numpy as np
 from scipy.special import betainc
 from statsmodels.stats.proportion import proportion_confint
 
-
 GUARD_TOLERANCE = 1e-9
 
 

@@ -16,14 +16,13 @@ import math
 from typing import Any, Mapping
 
 import numpy as np
+from dpaudit.attacks.observations import Observations
+from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
+from dpaudit.audit.estimators.lower_bound import LowerBound
+from dpaudit.audit.estimators.thresholds import Split, ThresholdStrategy, select_test
+from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open, check_real
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtri
-
-from audit.estimators.clopper_pearson import rate_upper_bound
-from audit.estimators.lower_bound import LowerBound
-from attacks.observations import Observations
-from audit.estimators.thresholds import Split, ThresholdStrategy, select_test
-from mechanisms.validation import check_delta, check_int, check_probability_open, check_real
 
 GDP_ASSUMPTION = "the trade-off curve is Gaussian (μ-GDP)"
 

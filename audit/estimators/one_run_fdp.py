@@ -31,11 +31,10 @@ from statistics import NormalDist
 from typing import Sequence
 
 import numpy as np
-
-from audit.estimators.gdp import gdp_result
-from audit.estimators.lower_bound import LowerBound
-from attacks.observations import Observations
-from audit.estimators.one_run import (
+from dpaudit.attacks.observations import Observations
+from dpaudit.audit.estimators.gdp import gdp_result
+from dpaudit.audit.estimators.lower_bound import LowerBound
+from dpaudit.audit.estimators.one_run_binomial import (
     GAME_REQUIREMENT,
     Guesses,
     best_of_guesses,
@@ -43,7 +42,7 @@ from audit.estimators.one_run import (
     largest_rejected,
     make_guesses,
 )
-from mechanisms.validation import check_delta, check_probability_open
+from dpaudit.mechanisms.validation import check_delta, check_probability_open
 
 _NORMAL = NormalDist()
 

@@ -21,8 +21,7 @@ dataset is in the numerator) fixed before the counts are drawn, and δ = 0.
 from __future__ import annotations
 
 import numpy as np
-
-from audit.estimators.clopper_pearson import rate_upper_bound
+from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 
 
 def ratio_epsilon_bound(numerator, denominator, beta):

@@ -20,13 +20,12 @@ import dataclasses
 from typing import Any, Callable, Union
 
 import numpy as np
+from dpaudit.attacks.observations import Observations
+from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
+from dpaudit.audit.estimators.lower_bound import LowerBound
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
 from scipy.special import expit
-
-from audit.estimators.clopper_pearson import epsilon_lower_bound
-from audit.estimators.lower_bound import LowerBound
-from attacks.observations import Observations
-from mechanisms.errors import InvalidParameterError
-from mechanisms.validation import check_delta, check_int, check_probability_open
 
 CountBound = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float], np.ndarray]
 """`bound(fp, n0, fn, n1, beta)`: one certified value per test, from its error counts."""

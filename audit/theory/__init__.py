@@ -4,8 +4,13 @@ Each function names its theorem; `upper_bound(event, delta=...)` picks the
 tightest one that applies to a mechanism's dp_accounting event.
 """
 
-from audit.theory.amplification import poisson_subsampled, shuffled_epsilon, shuffling_condition, smith_subsampled
-from audit.theory.composition import (
+from dpaudit.audit.theory.amplification import (
+    poisson_subsampled,
+    shuffled_epsilon,
+    shuffling_condition,
+    smith_subsampled,
+)
+from dpaudit.audit.theory.composition import (
     advanced_composition,
     basic_composition,
     kov_closed_form,
@@ -15,7 +20,7 @@ from audit.theory.composition import (
     pld_composition_epsilon,
     rdp_composition_epsilon,
 )
-from audit.theory.conversions import (
+from dpaudit.audit.theory.conversions import (
     pure_to_rdp,
     pure_to_zcdp,
     rdp_to_dp,
@@ -23,8 +28,8 @@ from audit.theory.conversions import (
     zcdp_to_dp,
     zcdp_to_dp_simple,
 )
-from audit.theory.group import group_epsilon, group_privacy
-from audit.theory.profiles import (
+from dpaudit.audit.theory.group import group_epsilon, group_privacy
+from dpaudit.audit.theory.profiles import (
     classical_gaussian_sigma,
     epsilon_delta_tradeoff,
     gaussian_delta,
@@ -38,7 +43,7 @@ from audit.theory.profiles import (
     randomized_response_delta,
     randomized_response_epsilon,
 )
-from audit.theory.upper_bound import UpperBound, upper_bound
+from dpaudit.audit.theory.upper_bound import UpperBound, upper_bound
 
 __all__ = [
     "UpperBound",

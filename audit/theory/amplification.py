@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from mechanisms.validation import check_delta, check_epsilon, check_int, check_real
+from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
 
 
 def poisson_subsampled(*, epsilon: float, delta: float = 0.0, q: float) -> tuple[float, float]:

@@ -7,12 +7,11 @@ from typing import Sequence
 
 import numpy as np
 from dp_accounting.rdp import rdp_privacy_accountant
+from dpaudit.audit.theory.conversions import pure_to_rdp
+from dpaudit.audit.theory.event_pld import privacy_parameters_pld
+from dpaudit.audit.theory.roots import smallest_epsilon
+from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
 from scipy.special import gammaln, logsumexp
-
-from audit.theory.conversions import pure_to_rdp
-from audit.theory.event_pld import privacy_parameters_pld
-from audit.theory.roots import smallest_epsilon
-from mechanisms.validation import check_delta, check_epsilon, check_int, check_real
 
 RDP_ORDERS = tuple(np.concatenate([np.linspace(1.02, 3.0, 100), np.linspace(3.1, 20.0, 170), np.geomspace(21.0, 4096.0, 120)]))
 

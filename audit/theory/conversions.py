@@ -6,10 +6,9 @@ import math
 from typing import Sequence
 
 import numpy as np
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.validation import check_epsilon, check_real
 from scipy.optimize import minimize_scalar
-
-from mechanisms.errors import InvalidParameterError
-from mechanisms.validation import check_epsilon, check_real
 
 _LOG_ALPHA_MAX = 12.0
 

@@ -6,8 +6,7 @@ import math
 from typing import Callable
 
 import numpy as np
-
-from mechanisms.validation import check_delta, check_epsilon, check_int
+from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
 
 _GRID = 48
 

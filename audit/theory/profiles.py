@@ -12,12 +12,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from dpaudit.audit.theory.roots import smallest_epsilon
+from dpaudit.mechanisms.gaussian import classical_sigma
+from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtr, ndtri
-
-from audit.theory.roots import smallest_epsilon
-from mechanisms.gaussian import classical_sigma
-from mechanisms.validation import check_delta, check_epsilon, check_int, check_real
 
 
 def laplace_delta(*, epsilon: float, epsilon0: float) -> float:

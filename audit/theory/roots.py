@@ -1,6 +1,6 @@
 """Inverting a privacy profile: the smallest ε whose δ(ε) is at most a target, rounded up.
 
-Every ε(δ) in `audit.theory` that has no closed form goes through
+Every ε(δ) in `dpaudit.audit.theory` that has no closed form goes through
 `smallest_epsilon`, so that a numerical root is never reported below the true
 one: the bracket's upper end is returned and checked, which keeps an upper
 bound an upper bound.

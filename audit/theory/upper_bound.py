@@ -17,15 +17,14 @@ from typing import Any, Callable
 
 from dp_accounting import dp_event
 from dp_accounting.privacy_accountant import NeighboringRelation
-
-from audit.theory.amplification import amplified_epsilon, shuffled_epsilon
-from audit.theory.composition import kov_epsilon
-from audit.theory.event_pld import PLD, event_pld, has_library_pld, non_private_pld, privacy_parameters_pld
-from audit.theory.group import group_epsilon
-from audit.theory.profiles import gdp_epsilon, laplace_epsilon, randomized_response_epsilon
-from mechanisms.errors import InvalidParameterError
-from mechanisms.events import EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
-from mechanisms.validation import check_delta, check_int
+from dpaudit.audit.theory.amplification import amplified_epsilon, shuffled_epsilon
+from dpaudit.audit.theory.composition import kov_epsilon
+from dpaudit.audit.theory.event_pld import PLD, event_pld, has_library_pld, non_private_pld, privacy_parameters_pld
+from dpaudit.audit.theory.group import group_epsilon
+from dpaudit.audit.theory.profiles import gdp_epsilon, laplace_epsilon, randomized_response_epsilon
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.events import EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
+from dpaudit.mechanisms.validation import check_delta, check_int
 
 Profile = Callable[[float], float]
 

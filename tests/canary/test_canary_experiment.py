@@ -5,9 +5,8 @@ import math
 
 import numpy as np
 import pytest
-
-from experiments import run_experiment
-from experiments.one_run import (
+from dpaudit.experiments import run_experiment
+from dpaudit.experiments.one_run_idealized import (
     EPSILONS,
     QUICK_SIMULATION_RUNS,
     REFERENCE_M1000,

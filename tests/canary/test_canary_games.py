@@ -2,12 +2,11 @@
 
 import numpy as np
 import pytest
+from dpaudit.attacks.canary import category_canaries, membership_game, pair_canary, sparse_canaries, vector_canaries
+from dpaudit.attacks.canary_scores import InnerProduct, OutputStatistic, scorer_by_name
+from dpaudit.attacks.one_run_game import one_run_game
+from dpaudit.mechanisms import InvalidParameterError, get_mechanism
 from scipy.stats import binom
-
-from attacks.canary import category_canaries, membership_game, pair_canary, sparse_canaries, vector_canaries
-from attacks.canary_scores import InnerProduct, OutputStatistic, scorer_by_name
-from attacks.one_run import one_run_game
-from mechanisms import InvalidParameterError, get_mechanism
 
 
 def test_vector_canaries_have_the_norm_and_are_nearly_orthogonal():

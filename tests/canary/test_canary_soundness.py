@@ -2,12 +2,11 @@
 
 import numpy as np
 import pytest
+from dpaudit.attacks.observations import Observations
+from dpaudit.audit.canary_audit import audit_canaries, audit_observations, audit_one_run, default_guess_counts
+from dpaudit.mechanisms import InvalidParameterError, blackbox, get_mechanism
+from dpaudit.mechanisms.canary_targets import canary_gaussian_sum
 from scipy.stats import binom
-
-from audit.canary_audit import audit_canaries, audit_observations, audit_one_run, default_guess_counts
-from attacks.observations import Observations
-from mechanisms import InvalidParameterError, blackbox, get_mechanism
-from mechanisms.canary_targets import canary_gaussian_sum
 
 SEEDS = 200
 CONFIDENCE = 0.95
@@ -60,7 +59,7 @@ def test_one_run_bound_stays_below_the_true_epsilon_and_finds_most_of_it(epsilon
     mech = canary_gaussian_sum(epsilon=epsilon)
     bounds = [audit_one_run(mech, canaries=1000, dim=4000, seed=s).lower_bound.epsilon for s in range(5)]
     assert max(bounds) <= epsilon
-    # Idealized one-run numbers at m = 1000 (REFERENCES §5, experiments.one_run) are ≥ 0.25ε for ε ≥ 2.
+    # Idealized one-run numbers at m = 1000 (REFERENCES §5, dpaudit.experiments.one_run_idealized) are ≥ 0.25ε for ε ≥ 2.
     assert np.median(bounds) >= 0.15 * epsilon
 
 

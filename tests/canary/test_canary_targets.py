@@ -2,10 +2,9 @@
 
 import numpy as np
 import pytest
-
-from audit.theory.upper_bound import upper_bound
-from mechanisms import InvalidParameterError, check_pair, get_mechanism
-from mechanisms.canary_targets import clip_rows
+from dpaudit.audit.theory.upper_bound import upper_bound
+from dpaudit.mechanisms import InvalidParameterError, check_pair, get_mechanism
+from dpaudit.mechanisms.canary_targets import clip_rows
 
 CORRECT = ["canary_gaussian_sum", "canary_laplace_sum", "canary_histogram", "canary_mean"]
 BUGGY = ["canary_laplace_sum_l2_clip", "canary_mean_noise_divided_twice"]

@@ -2,9 +2,8 @@
 
 import numpy as np
 import pytest
-
-from audit import audit_mechanism
-from mechanisms import MechanismError, blackbox
+from dpaudit.audit import audit_mechanism
+from dpaudit.mechanisms import MechanismError, blackbox
 
 
 def laplace_sum(scale):

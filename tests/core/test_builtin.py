@@ -1,10 +1,9 @@
 """Built-in mechanisms: buggy variants flagged, correct ones not; the Laplace reference number."""
 
 import pytest
-
-from audit import audit_mechanism
-from audit.suite import TRIAL_MULTIPLIERS
-from mechanisms import get_mechanism, list_mechanisms
+from dpaudit.audit import audit_mechanism
+from dpaudit.audit.suite import TRIAL_MULTIPLIERS
+from dpaudit.mechanisms import get_mechanism, list_mechanisms
 
 CORE = ["laplace", "gaussian", "geometric", "randomized_response", "report_noisy_max", "laplace_histogram",
         "histogram_wrong_sensitivity", "noisy_max_with_value", "gaussian_classical_large_eps"]

@@ -3,8 +3,7 @@
 import json
 
 import pytest
-
-from audit.cli import main
+from dpaudit.audit.cli import main
 
 
 def run(capsys, *argv):
@@ -63,8 +62,8 @@ def test_bad_input_is_one_sentence_and_exit_2(capsys, argv, words):
 
 
 def test_pairs_of_different_lengths_are_refused():
-    from audit import audit_mechanism
-    from mechanisms import InvalidParameterError, blackbox
+    from dpaudit.audit import audit_mechanism
+    from dpaudit.mechanisms import InvalidParameterError, blackbox
 
     mech = blackbox(lambda d, rng: float(sum(d)), epsilon=1.0)
     with pytest.raises(InvalidParameterError, match="same length"):

@@ -2,12 +2,11 @@
 
 import numpy as np
 import pytest
-
-from attacks.distinguish import FEW_CATEGORIES, few_category_scorers, select_test
-from audit.selection import discrete_level, projected_bound
-from audit import audit_mechanism
-from mechanisms import blackbox, get_mechanism
-from mechanisms.sparse_vector import cut_off
+from dpaudit.attacks.distinguish import FEW_CATEGORIES, few_category_scorers, select_test
+from dpaudit.audit import audit_mechanism
+from dpaudit.audit.selection_policy import discrete_level, projected_bound
+from dpaudit.mechanisms import blackbox, get_mechanism
+from dpaudit.mechanisms.sparse_vector import cut_off
 
 OUTCOMES = np.array([[0, 0], [0, 1], [1, 0]])
 

@@ -2,13 +2,12 @@
 
 import numpy as np
 import pytest
-
-from attacks.distinguish import distinct_outputs
-from attacks.features import common_dtype, row_keys
-from audit import audit_mechanism
-from mechanisms import blackbox
-from mechanisms.errors import DPAuditError, MechanismError
-from mechanisms.outputs import NONFINITE, check_outputs
+from dpaudit.attacks.distinguish import distinct_outputs
+from dpaudit.attacks.features import common_dtype, row_keys
+from dpaudit.audit import audit_mechanism
+from dpaudit.mechanisms import blackbox
+from dpaudit.mechanisms.errors import DPAuditError, MechanismError
+from dpaudit.mechanisms.outputs import NONFINITE, check_outputs
 
 
 def test_equal_rows_share_a_key_in_their_common_dtype():

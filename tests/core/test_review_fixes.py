@@ -2,14 +2,13 @@
 
 import numpy as np
 import pytest
-
-from audit import audit_mechanism
-from audit.cli import main
-from audit.estimators import LowerBound
-from audit.result import refutes
-from mechanisms import Claim, InvalidParameterError, blackbox, get_mechanism
-from mechanisms.laplace import laplace
-from mechanisms.transforms import subsample
+from dpaudit.audit import audit_mechanism
+from dpaudit.audit.cli import main
+from dpaudit.audit.estimators import LowerBound
+from dpaudit.audit.result import refutes
+from dpaudit.mechanisms import Claim, InvalidParameterError, blackbox, get_mechanism
+from dpaudit.mechanisms.laplace import laplace
+from dpaudit.mechanisms.transforms import subsample
 
 
 def test_a_bound_at_a_smaller_delta_does_not_refute_the_claim():

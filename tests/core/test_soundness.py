@@ -2,10 +2,9 @@
 
 import numpy as np
 import pytest
+from dpaudit.audit import audit_mechanism
+from dpaudit.mechanisms import get_mechanism
 from scipy.stats import binom
-
-from audit import audit_mechanism
-from mechanisms import get_mechanism
 
 SEEDS = 200
 CONFIDENCE = 0.9

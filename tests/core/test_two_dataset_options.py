@@ -1,11 +1,10 @@
 """audit_mechanism's choices: the interval, the selection size for discrete outputs, Poisson held-out counts."""
 
+import dpaudit.audit.selection_policy as selection
 import numpy as np
 import pytest
-
-import audit.selection as selection
-from audit import audit_mechanism
-from audit.selection import (
+from dpaudit.audit import audit_mechanism
+from dpaudit.audit.selection_policy import (
     DISCRETE_SELECTION,
     MAX_DISCRETE_LEVEL,
     MAX_SELECTION_ELEMENTS,
@@ -14,8 +13,8 @@ from audit.selection import (
     discrete_selection_size,
     split_budget,
 )
-from mechanisms import blackbox, get_mechanism
-from mechanisms.errors import DPAuditError
+from dpaudit.mechanisms import blackbox, get_mechanism
+from dpaudit.mechanisms.errors import DPAuditError
 
 
 def test_ratio_interval_refuses_approximate_dp():

@@ -5,10 +5,9 @@ import math
 import dp_accounting
 import numpy as np
 import pytest
-from scipy.stats import binom, laplace, norm
-
-from audit.estimators.clopper_pearson import epsilon_lower_bound
-from audit.estimators.gdp import (
+from dpaudit.attacks.observations import Observations
+from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
+from dpaudit.audit.estimators.gdp import (
     GDP_ASSUMPTION,
     gdp_epsilon,
     gdp_from_counts,
@@ -16,9 +15,9 @@ from audit.estimators.gdp import (
     gdp_lower_bound,
     mu_lower_bound,
 )
-from attacks.observations import Observations
-from audit.estimators.thresholds import Bonferroni, Split
-from mechanisms.errors import DPAuditError
+from dpaudit.audit.estimators.thresholds import Bonferroni, Split
+from dpaudit.mechanisms.errors import DPAuditError
+from scipy.stats import binom, laplace, norm
 
 
 def _grid(n: int) -> np.ndarray:

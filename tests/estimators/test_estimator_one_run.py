@@ -2,18 +2,17 @@
 
 import numpy as np
 import pytest
-from scipy.special import expit
-from scipy.stats import binom, norm
-
-from audit.estimators.gdp import gdp_epsilon
-from attacks.observations import Observations
-from audit.estimators.one_run import (
+from dpaudit.attacks.observations import Observations
+from dpaudit.audit.estimators.gdp import gdp_epsilon
+from dpaudit.audit.estimators.one_run_binomial import (
     make_guesses,
     one_run_epsilon,
     one_run_lower_bound,
     one_run_p_value,
 )
-from mechanisms.errors import DPAuditError
+from dpaudit.mechanisms.errors import DPAuditError
+from scipy.special import expit
+from scipy.stats import binom, norm
 
 # Fixed before any score was computed, the same for every μ: a geometric ladder of
 # symmetric rules (guess IN for the k highest, OUT for the k lowest), paid for by

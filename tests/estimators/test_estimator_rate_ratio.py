@@ -2,10 +2,9 @@
 
 import numpy as np
 import pytest
+from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
+from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds, ratio_epsilon_bound
 from scipy.stats import binom
-
-from audit.estimators.clopper_pearson import epsilon_lower_bound
-from audit.estimators.rate_ratio import kov_ratio_bounds, ratio_epsilon_bound
 
 REPS = 20_000
 

@@ -8,18 +8,17 @@ is computed from the exact rates and never flakes.
 
 import numpy as np
 import pytest
-from scipy.stats import binom, laplace
-
-from audit.estimators.clopper_pearson import epsilon_lower_bound
-from attacks.observations import Observations
-from audit.estimators.thresholds import (
+from dpaudit.attacks.observations import Observations
+from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
+from dpaudit.audit.estimators.thresholds import (
     Bonferroni,
     Split,
     error_counts,
     tail_candidates,
     threshold_lower_bound,
 )
-from mechanisms.errors import DPAuditError
+from dpaudit.mechanisms.errors import DPAuditError
+from scipy.stats import binom, laplace
 
 
 def _grid(n: int) -> np.ndarray:
@@ -134,7 +133,7 @@ def test_invalid_inputs_raise():
 def test_clopper_pearson_upper_bound_stays_above_the_estimate_at_huge_n():
     # scipy's inverse incomplete beta returns 1 − 7.6e-6 here, below the observed 1 − 5e-6;
     # the exact root (mpmath, 30 digits) is 1 − 4.694866e-6.
-    from audit.estimators.clopper_pearson import rate_upper_bound
+    from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 
     n = 200_000_000
     upper = float(rate_upper_bound(n - 1000, n, 0.025))

@@ -4,9 +4,8 @@ import json
 
 import numpy as np
 import pytest
-
-from attacks.observations import Observations
-from mechanisms.errors import DPAuditError
+from dpaudit.attacks.observations import Observations
+from dpaudit.mechanisms.errors import DPAuditError
 
 
 def _random_obs(seed: int, size: int = 50) -> Observations:

@@ -6,11 +6,10 @@ import json
 
 import numpy as np
 import pytest
+from dpaudit.audit.cli import main
+from dpaudit.audit.tradeoffs import kov_tradeoff
+from dpaudit.experiments import EXPERIMENTS, get_experiment
 from matplotlib.image import imread
-
-from audit.cli import main
-from audit.tradeoffs import kov_tradeoff
-from experiments import EXPERIMENTS, get_experiment
 
 MINE = ("composition-region", "amplification-sampling", "composition-laplace", "pure-to-renyi",
         "amplification-shuffling", "group-privacy")

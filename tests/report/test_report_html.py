@@ -7,12 +7,11 @@ import html
 import re
 
 import pytest
-
-from audit.cli import main
-from audit.report import render_html, write_report
-from audit.two_dataset import audit_mechanism
-from mechanisms.errors import InvalidParameterError
-from mechanisms.registry import get_mechanism
+from dpaudit.audit.cli import main
+from dpaudit.audit.report import render_html, write_report
+from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.registry import get_mechanism
 
 
 @pytest.fixture(scope="module")

@@ -6,17 +6,16 @@ import math
 
 import numpy as np
 import pytest
+from dpaudit.audit.estimators.clopper_pearson import epsilon_from_rates
+from dpaudit.audit.plots import plot_privacy_region, region_bounds, result_box
+from dpaudit.audit.result import VIOLATION
+from dpaudit.audit.theory.profiles import epsilon_delta_tradeoff, gdp_tradeoff
+from dpaudit.audit.tradeoffs import event_tradeoff, kov_tradeoff, laplace_tradeoff, randomized_response_tradeoff
+from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.mechanisms.registry import get_mechanism
 from matplotlib.image import imread
 from matplotlib.patches import Rectangle
 from scipy import stats
-
-from audit.estimators.clopper_pearson import epsilon_from_rates
-from audit.plots import plot_privacy_region, region_bounds, result_box
-from audit.result import VIOLATION
-from audit.theory.profiles import epsilon_delta_tradeoff, gdp_tradeoff
-from audit.tradeoffs import event_tradeoff, kov_tradeoff, laplace_tradeoff, randomized_response_tradeoff
-from audit.two_dataset import audit_mechanism
-from mechanisms.registry import get_mechanism
 
 TRIALS = 40_000
 

@@ -13,12 +13,11 @@ import pathlib
 
 import numpy as np
 import pytest
-
-from audit.backends import NO_DASHBOARD, BackendError
-from audit.two_dataset import audit_mechanism
-from mechanisms.base import Mechanism
-from mechanisms.errors import MechanismError
-from mechanisms.registry import get_mechanism
+from dpaudit.audit.backends import NO_DASHBOARD, BackendError
+from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.errors import MechanismError
+from dpaudit.mechanisms.registry import get_mechanism
 
 distributed = pytest.importorskip("distributed")
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from audit.cli import main
+from dpaudit.audit.cli import main
 
 pytest.importorskip("distributed")
 

@@ -32,7 +32,7 @@ def wait_for_workers(proc: subprocess.Popen, count: int) -> None:
 @pytest.mark.skipif(sys.platform == "win32", reason="process groups and SIGINT are POSIX")
 def test_ctrl_c_cancels_and_closes_the_cluster():
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    command = [sys.executable, "-m", "audit.cli", "audit", "laplace", "--trials", "1000000000", "--workers", "2"]
+    command = [sys.executable, "-m", "dpaudit.audit.cli", "audit", "laplace", "--trials", "1000000000", "--workers", "2"]
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         wait_for_workers(proc, 2)

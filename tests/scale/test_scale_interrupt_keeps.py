@@ -5,11 +5,10 @@ import json
 
 import numpy as np
 import pytest
-
-from audit import audit_mechanism
-from audit.cli import main
-from audit.runner import AuditInterrupted
-from mechanisms import blackbox
+from dpaudit.audit import audit_mechanism
+from dpaudit.audit.cli import main
+from dpaudit.audit.runner import AuditInterrupted
+from dpaudit.mechanisms import blackbox
 
 
 def interrupted_laplace(stop_at_call: int):

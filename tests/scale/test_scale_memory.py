@@ -14,8 +14,8 @@ GROWTH = 96 * 2**20  # a few chunks and score temporaries; holding every output 
 
 SCRIPT = """
 import json, sys
-from audit.two_dataset import audit_mechanism
-from mechanisms.registry import get_mechanism
+from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.mechanisms.registry import get_mechanism
 mech = get_mechanism("laplace")
 peaks = []
 for trials in (100_000, 10_000_000):

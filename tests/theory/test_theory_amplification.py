@@ -7,9 +7,7 @@ import math
 import numpy as np
 import pytest
 from dp_accounting import dp_event as de
-from scipy import stats
-
-from audit.theory import (
+from dpaudit.audit.theory import (
     gaussian_delta,
     group_epsilon,
     group_privacy,
@@ -19,7 +17,8 @@ from audit.theory import (
     smith_subsampled,
     upper_bound,
 )
-from mechanisms.errors import DPAuditError
+from dpaudit.mechanisms.errors import DPAuditError
+from scipy import stats
 
 
 def _shuffled_rr_delta(epsilon, epsilon0, n):
@@ -87,7 +86,8 @@ def test_group_privacy_is_sound_for_the_gaussian():
 
 def test_group_epsilon_candidates_are_feasible():
     sigma, k, target = 3.0, 4, 1e-5
-    profile = lambda d: math.inf if d == 0 else upper_bound(de.GaussianDpEvent(sigma), delta=d).epsilon
+    def profile(d):
+        return math.inf if d == 0 else upper_bound(de.GaussianDpEvent(sigma), delta=d).epsilon
     eps = group_epsilon(profile, group_size=k, delta=target)
     assert math.isfinite(eps)
     exact_group = upper_bound(de.GaussianDpEvent(sigma / k), delta=target).epsilon

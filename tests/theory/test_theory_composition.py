@@ -7,11 +7,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from dp_accounting.pld import common
-from scipy import stats
-
-from audit.theory import (
+from dp_accounting.pld import privacy_loss_distribution as pld_lib
+from dpaudit.audit.theory import (
     advanced_composition,
     basic_composition,
     kov_closed_form,
@@ -21,6 +19,7 @@ from audit.theory import (
     pld_composition_epsilon,
     rdp_composition_epsilon,
 )
+from scipy import stats
 
 DELTA = 1e-5
 

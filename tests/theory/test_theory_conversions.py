@@ -7,8 +7,7 @@ import math
 import numpy as np
 import pytest
 from dp_accounting.rdp import rdp_privacy_accountant
-
-from audit.theory import (
+from dpaudit.audit.theory import (
     gaussian_epsilon,
     pure_to_rdp,
     pure_to_zcdp,
@@ -17,7 +16,7 @@ from audit.theory import (
     zcdp_to_dp,
     zcdp_to_dp_simple,
 )
-from mechanisms.errors import DPAuditError
+from dpaudit.mechanisms.errors import DPAuditError
 
 DELTA = 1e-5
 

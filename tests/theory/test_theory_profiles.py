@@ -6,9 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import integrate, stats
-
-from audit.theory import (
+from dpaudit.audit.theory import (
     classical_gaussian_sigma,
     epsilon_delta_tradeoff,
     gaussian_delta,
@@ -22,12 +20,14 @@ from audit.theory import (
     randomized_response_delta,
     randomized_response_epsilon,
 )
-from mechanisms.errors import DPAuditError
+from dpaudit.mechanisms.errors import DPAuditError
+from scipy import integrate, stats
 
 
 def _hockey_stick(p0, p1, epsilon, points):
     """∫ max(0, p0 − e^ε p1), integrated numerically over the real line."""
-    integrand = lambda x: max(0.0, p0(x) - math.exp(epsilon) * p1(x))
+    def integrand(x):
+        return max(0.0, p0(x) - math.exp(epsilon) * p1(x))
     return integrate.quad(integrand, -60, 60, points=points, limit=400, epsabs=1e-14)[0]
 
 
@@ -41,8 +41,10 @@ def _rr_pmfs(epsilon0, k):
 
 @pytest.mark.parametrize("scale,epsilon", [(1.0, 0.0), (1.0, 0.5), (0.5, 1.2), (2.0, 0.1)])
 def test_laplace_delta_matches_integration(scale, epsilon):
-    p0 = lambda x: stats.laplace.pdf(x, scale=scale)
-    p1 = lambda x: stats.laplace.pdf(x, loc=1.0, scale=scale)
+    def p0(x):
+        return stats.laplace.pdf(x, scale=scale)
+    def p1(x):
+        return stats.laplace.pdf(x, loc=1.0, scale=scale)
     numeric = _hockey_stick(p0, p1, epsilon, points=[0.0, 1.0])
     assert laplace_delta(epsilon=epsilon, epsilon0=1.0 / scale) == pytest.approx(numeric, abs=1e-9)
 
@@ -56,8 +58,10 @@ def test_laplace_epsilon_inverts_delta(delta):
 
 @pytest.mark.parametrize("sigma,epsilon", [(1.0, 1.0), (2.0, 0.3), (0.7, 3.0)])
 def test_gaussian_delta_matches_integration(sigma, epsilon):
-    p0 = lambda x: stats.norm.pdf(x, scale=sigma)
-    p1 = lambda x: stats.norm.pdf(x, loc=1.0, scale=sigma)
+    def p0(x):
+        return stats.norm.pdf(x, scale=sigma)
+    def p1(x):
+        return stats.norm.pdf(x, loc=1.0, scale=sigma)
     crossing = 0.5 + epsilon * sigma**2
     numeric = _hockey_stick(p0, p1, epsilon, points=[crossing])
     assert gaussian_delta(epsilon=epsilon, sigma=sigma) == pytest.approx(numeric, rel=1e-6, abs=1e-12)

@@ -9,11 +9,10 @@ import pytest
 from dp_accounting import dp_event as de
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.privacy_accountant import NeighboringRelation
+from dpaudit.audit.theory import UpperBound, upper_bound
+from dpaudit.mechanisms.errors import DPAuditError
+from dpaudit.mechanisms.events import EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
 from scipy import integrate, stats
-
-from audit.theory import UpperBound, upper_bound
-from mechanisms.errors import DPAuditError
-from mechanisms.events import EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
 
 DELTA = 1e-5
 PLD_SLACK = 2e-3  # the accountant's pessimistic discretization (1e-4 per loss value) stays within this
@@ -55,7 +54,8 @@ def test_gaussian_check_value_and_sound_by_integration():
     assert round(eps, 3) == 4.377
 
     def hockey_stick(e):
-        integrand = lambda x: max(0.0, stats.norm.pdf(x) - math.exp(e) * stats.norm.pdf(x, loc=1.0))
+        def integrand(x):
+            return max(0.0, stats.norm.pdf(x) - math.exp(e) * stats.norm.pdf(x, loc=1.0))
         return integrate.quad(integrand, -40, 40, points=[0.5 - e], limit=200, epsabs=1e-13)[0]
 
     assert hockey_stick(eps) <= DELTA * (1 + 1e-6)

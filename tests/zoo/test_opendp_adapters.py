@@ -7,8 +7,8 @@ import pytest
 
 pytest.importorskip("opendp")
 
-from audit.two_dataset import audit_mechanism  # noqa: E402
-from mechanisms import get_mechanism  # noqa: E402
+from dpaudit.audit.two_dataset import audit_mechanism  # noqa: E402
+from dpaudit.mechanisms import get_mechanism  # noqa: E402
 
 
 @pytest.mark.parametrize("name, claim", [("opendp_laplace", 0.5), ("opendp_discrete_laplace", 0.5),

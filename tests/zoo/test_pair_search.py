@@ -6,12 +6,11 @@ import json
 
 import numpy as np
 import pytest
-
-from attacks.pair_search import InputSpace, search_pair, split_patterns, statdp_patterns
-from audit import audit_mechanism
-from audit.selection import projected_bound
-from mechanisms import get_mechanism
-from mechanisms.errors import InvalidParameterError
+from dpaudit.attacks.pair_search import InputSpace, search_pair, split_patterns, statdp_patterns
+from dpaudit.audit import audit_mechanism
+from dpaudit.audit.selection_policy import projected_bound
+from dpaudit.mechanisms import get_mechanism
+from dpaudit.mechanisms.errors import InvalidParameterError
 
 
 def search(mech, **kwargs):

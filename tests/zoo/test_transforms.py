@@ -6,16 +6,15 @@ import math
 
 import numpy as np
 import pytest
-
-from audit.theory.amplification import poisson_subsampled, shuffled_epsilon
-from audit.theory.profiles import gdp_epsilon, laplace_epsilon
-from audit.theory.upper_bound import upper_bound
-from mechanisms import get_mechanism
-from mechanisms.errors import InvalidParameterError
-from mechanisms.gaussian import gaussian
-from mechanisms.laplace import laplace
-from mechanisms.randomized_response import randomized_response
-from mechanisms.transforms import compose, group, shuffle, subsample
+from dpaudit.audit.theory.amplification import poisson_subsampled, shuffled_epsilon
+from dpaudit.audit.theory.profiles import gdp_epsilon, laplace_epsilon
+from dpaudit.audit.theory.upper_bound import upper_bound
+from dpaudit.mechanisms import get_mechanism
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.gaussian import gaussian
+from dpaudit.mechanisms.laplace import laplace
+from dpaudit.mechanisms.randomized_response import randomized_response
+from dpaudit.mechanisms.transforms import compose, group, shuffle, subsample
 
 
 def test_composed_gaussian_bound_is_the_gdp_composition() -> None:

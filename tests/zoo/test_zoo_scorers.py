@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dpaudit.attacks.distinguish import candidate_scorers
+from dpaudit.attacks.output_scorers import CategoryLogRatio, Logistic, LowBitsLogRatio, quadratic_features
+from dpaudit.mechanisms.floating_point import as_bits
 from sklearn.linear_model import LogisticRegression
-
-from attacks.distinguish import candidate_scorers
-from attacks.scorers import CategoryLogRatio, Logistic, LowBitsLogRatio, quadratic_features
-from mechanisms.floating_point import as_bits
 
 
 @pytest.mark.parametrize("dim", [3, 40])

@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from audit.two_dataset import audit_mechanism
-from mechanisms import get_mechanism
+from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.mechanisms import get_mechanism
 
 TRIALS = 200_000
 CONFIDENCE = 0.95

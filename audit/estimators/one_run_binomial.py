@@ -22,14 +22,13 @@ import dataclasses
 from typing import Any, Callable, Sequence
 
 import numpy as np
+from dpaudit.attacks.observations import Observations
+from dpaudit.audit.estimators.lower_bound import LowerBound
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
 from scipy.optimize import brentq
 from scipy.special import expit
 from scipy.stats import binom
-
-from audit.estimators.lower_bound import LowerBound
-from attacks.observations import Observations
-from mechanisms.errors import InvalidParameterError
-from mechanisms.validation import check_delta, check_int, check_probability_open
 
 GAME_REQUIREMENT = "each canary included independently with probability 1/2"
 

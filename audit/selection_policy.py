@@ -11,10 +11,9 @@ curse).
 from __future__ import annotations
 
 import numpy as np
-
-from attacks.distinguish import Choice, Objective
-from audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bound
-from audit.estimators.rate_ratio import kov_ratio_bounds
+from dpaudit.attacks.distinguish import Choice, Objective
+from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bound
+from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
 
 MAX_SELECTION = 200_000
 MAX_SELECTION_ELEMENTS = 20_000_000
@@ -92,5 +91,8 @@ def held_out_direction(choice: Choice, n: int, beta: float, level: float) -> int
 
 
 def selection_level(categories: int | None) -> float:
-    """Return the level that makes the selection counts conservative: `discrete_level` for discrete outputs of `categories` distinct values, else SELECTION_LEVEL."""
+    """Return the level that makes the selection counts conservative.
+
+    That is `discrete_level` for discrete outputs of `categories` distinct values, else SELECTION_LEVEL.
+    """
     return SELECTION_LEVEL if categories is None else discrete_level(categories)

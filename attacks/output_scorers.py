@@ -11,9 +11,8 @@ import dataclasses
 from typing import Protocol
 
 import numpy as np
+from dpaudit.attacks.features import as_matrix, common_dtype, row_keys
 from sklearn.linear_model import LogisticRegression
-
-from attacks.features import as_matrix, common_dtype, row_keys
 
 MANTISSA_BITS = 52
 MAX_QUADRATIC_DIM = 24

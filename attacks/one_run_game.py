@@ -5,7 +5,7 @@ NeurIPS 2023, arXiv 2305.08846, Algorithm 1. The mechanism is run once on
 the dataset holding the included canaries (and, under replace-one, the
 `absent` records in the slots of the others); the scorer gives each canary
 one score from that single output. The game returns `Observations`; the
-one-run estimators (`audit.estimators.one_run`, `one_run_fdp`) turn them into
+one-run estimators (`dpaudit.audit.estimators.one_run_binomial`, `one_run_fdp`) turn them into
 a bound, which is valid because the inclusions are independent fair coins
 drawn here, before the run.
 """
@@ -13,12 +13,11 @@ drawn here, before the run.
 from __future__ import annotations
 
 import numpy as np
-
-from attacks.canary import CanarySet
-from attacks.canary_scores import CanaryScorer
-from attacks.observations import Observations
-from mechanisms.base import Mechanism
-from mechanisms.errors import InvalidParameterError
+from dpaudit.attacks.canary import CanarySet
+from dpaudit.attacks.canary_scores import CanaryScorer
+from dpaudit.attacks.observations import Observations
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.errors import InvalidParameterError
 
 
 def one_run_game(

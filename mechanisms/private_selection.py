@@ -3,7 +3,7 @@
 Data are query answers (utilities) of sensitivity 1; neighbours satisfy
 ‖d0 − d1‖∞ ≤ 1, the convention of StatDP (Ding et al., CCS 2018) and
 DP-Sniper (Bichsel et al., IEEE S&P 2021). Laplace report-noisy-max is in
-`mechanisms.noisy_max`. Default pairs are the patterns on which DP-Sniper
+`dpaudit.mechanisms.noisy_max`. Default pairs are the patterns on which DP-Sniper
 found the largest privacy loss: (1, …, 1) against (0, 2, …, 2) for the
 index, (0, …, 0) against (1, …, 1) for the released value.
 """
@@ -14,12 +14,11 @@ from typing import Callable
 
 import numpy as np
 from dp_accounting import dp_event
-
-from mechanisms.base import Claim, Mechanism, Sampler
-from mechanisms.events import EpsilonDeltaDpEvent
-from mechanisms.neighbours import answers_within
-from mechanisms.registry import register
-from mechanisms.validation import check_int, check_real
+from dpaudit.mechanisms.base import Claim, Mechanism, Sampler
+from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+from dpaudit.mechanisms.neighbours import answers_within
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.validation import check_int, check_real
 
 
 def _check(owner: str, epsilon: float, num_queries: int) -> tuple[float, int]:
