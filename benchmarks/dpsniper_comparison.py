@@ -25,12 +25,11 @@ import math
 import time
 
 import numpy as np
+from best_achievable import best_achievable
 from dpaudit.audit.two_dataset import audit_mechanism
 from dpaudit.mechanisms.registry import get_mechanism
 from rich.console import Console
 from rich.table import Table
-
-from benchmarks.best_achievable import best_achievable
 
 EPSILON = 0.1
 DPSNIPER_SAMPLES = 200_000_000
