@@ -85,6 +85,18 @@ class Observations:
         """Return the scores of the OUT canaries."""
         return self.scores[~self.truth]
 
+    def tpr_at(self, fpr: float) -> float:
+        """Return the fraction of IN scores above the (1 − fpr) quantile of the OUT scores (nan without both).
+
+        A descriptive number of the attack (true-positive rate at the given
+        false-positive rate, ties counted as negatives), not a bound.
+        """
+        fpr = check_real(fpr, "fpr", "Observations.tpr_at", low=0.0, high=1.0)
+        if self.n_in == 0 or self.n_out == 0:
+            return float("nan")
+        threshold = np.quantile(self.out_scores, 1.0 - fpr, method="higher")
+        return float(np.mean(self.in_scores > threshold))
+
     def require_both_classes(self, owner: str) -> None:
         """Raise InvalidParameterError unless there is at least one IN and one OUT canary."""
         if self.n_in == 0 or self.n_out == 0:

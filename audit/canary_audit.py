@@ -66,6 +66,8 @@ class CanaryAuditResult:
     bound that needs an assumption (e.g. Gaussian trade-off) exceeds it;
     else "consistent". `observations` are the game's scores and truth (save
     them with `Observations.save`, re-audit them with `audit_observations`).
+    `attack` holds facts about the attack beyond the game (e.g. a tracing
+    attack's rows, columns and true-positive rate), reported when present.
     """
 
     game: str
@@ -78,6 +80,7 @@ class CanaryAuditResult:
     claim: Claim | None = None
     upper_bound: UpperBound | None = None
     observations: Observations | None = dataclasses.field(default=None, repr=False, compare=False)
+    attack: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def estimator(self) -> str:
@@ -132,13 +135,13 @@ class CanaryAuditResult:
             "guesses": self.guesses, "correct": self.correct, "scorer": self.scorer,
             "verdict": self.verdict, "seconds": round(self.seconds, 4), "seed": self.seed,
             "meaning": self.lower_bound.meaning(),
+            **({"attack": dict(self.attack)} if self.attack else {}),
         }
 
-    def table(self) -> Table:
-        """Return a rich table of the audit."""
+    def rows(self) -> list[tuple[str, str]]:
+        """Return the audit as (field, value) rows: claim, bounds, estimator, evidence, verdict, provenance."""
         lb = self.lower_bound
-        title = f"dpaudit {self.game}: {self.mechanism or 'saved scores'}"
-        rows = [
+        return [
             ("claim", f"ε = {self.claim.epsilon:g}, δ = {self.claim.delta:g} ({self.claim.relation.value})"
              if self.claim else "none given"),
             ("upper bound (theory)", f"ε = {fmt(self.upper_bound.epsilon)} [{self.upper_bound.method}]"
@@ -148,14 +151,27 @@ class CanaryAuditResult:
             ("assumption", self.assumption or "none"),
             ("canaries / guesses / correct", f"{self.canaries:,} / {self.guesses:,} / {self.correct:,}"),
             ("scorer", self.scorer),
+            *[(key.replace("_", " "), _text(value)) for key, value in self.attack.items()],
             ("verdict", _verdict_text(self.verdict)),
             ("seed / seconds", f"{self.seed} / {self.seconds:.2f}"),
         ]
-        return key_value_table(title, rows, lb.meaning())
+
+    @property
+    def title(self) -> str:
+        """Return the title of the audit's table and report."""
+        return f"dpaudit {self.game}: {self.mechanism or 'saved scores'}"
+
+    def table(self) -> Table:
+        """Return a rich table of the audit."""
+        return key_value_table(self.title, self.rows(), self.lower_bound.meaning())
 
     def summary(self) -> str:
         """Return the audit as a plain-text table with the sentence of what the bound means."""
         return plain_text(self.table())
+
+
+def _text(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def _verdict_text(verdict: str | None) -> str:
@@ -169,7 +185,7 @@ def canary_design(mech: Mechanism, m: int, *, dim: int, norm: float | None, rng:
     """Return m canaries fitting the records of `mech` (judged from its default pair and params).
 
     Category records (1-D integers, a `bins` parameter): one category per
-    canary. Vector records (2-D float datasets, or no default pair at all):
+    canary. Vector records (2-D numeric datasets, or no default pair at all):
     random ±norm/√dim vectors, or ±norm·e_i when the mechanism clips in ℓ1
     (`clip_norm` = "l1"); norm defaults to the mechanism's `clip` (else 1);
     BASE_RECORDS null (zero) records are in every run, so that mechanisms
@@ -181,7 +197,7 @@ def canary_design(mech: Mechanism, m: int, *, dim: int, norm: float | None, rng:
     sample = None if mech.default_pair is None else np.asarray(mech.default_pair[0])
     if sample is not None and sample.ndim == 1 and np.issubdtype(sample.dtype, np.integer) and "bins" in mech.params:
         return category_canaries(m, bins=int(mech.params["bins"]), replace=replace)
-    if sample is None or (sample.ndim == 2 and np.issubdtype(sample.dtype, np.floating)):
+    if sample is None or (sample.ndim == 2 and np.issubdtype(sample.dtype, np.number)):
         size = float(mech.params.get("clip", 1.0)) if norm is None else norm
         make = sparse_canaries if mech.params.get("clip_norm") == "l1" else vector_canaries
         design = make(m, dim=dim, norm=size, rng=rng, replace=replace)
@@ -192,7 +208,8 @@ def canary_design(mech: Mechanism, m: int, *, dim: int, norm: float | None, rng:
     )
 
 
-def _streams(seed: int) -> list[np.random.Generator]:
+def seed_streams(seed: int) -> list[np.random.Generator]:
+    """Return the three independent streams of an audit seeded `seed`: canaries (or data), game, estimator."""
     return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)]
 
 
@@ -310,12 +327,12 @@ def audit_canaries(
     check_estimator(estimator, MULTI_RUN_ESTIMATORS, delta)
     runs = check_int(runs, "runs", owner, low=4)
     dim = check_int(dim, "dim", owner)
-    canary_rng, game_rng, estimator_rng = _streams(seed)
+    canary_rng, game_rng, estimator_rng = seed_streams(seed)
     start = time.perf_counter()
     obs, chosen = _multi_run_observations(mech, canary, runs, scorer, dim, norm, canary_rng, game_rng)
     bound = multi_run_bound(obs, estimator=estimator, delta=delta, confidence=confidence, strategy=strategy,
                             rng=estimator_rng)
-    return _result(MULTI_RUN, bound, chosen.name, start, seed, mech, delta, obs)
+    return audit_result(MULTI_RUN, bound, chosen.name, start, seed, mech, delta, obs)
 
 
 def audit_one_run(
@@ -347,14 +364,14 @@ def audit_one_run(
     check_estimator(estimator, ONE_RUN_ESTIMATORS, delta)
     m = check_int(canaries, "canaries", owner, low=2)
     dim = check_int(dim, "dim", owner)
-    canary_rng, game_rng, estimator_rng = _streams(seed)
+    canary_rng, game_rng, estimator_rng = seed_streams(seed)
     start = time.perf_counter()
     design = canary_design(mech, m, dim=dim, norm=norm, rng=canary_rng)
     chosen = scorer or InnerProduct()
     obs = one_run_game(mech, design, scorer=chosen, rng=game_rng)
     bound = one_run_bound(obs, estimator=estimator, delta=delta, confidence=confidence,
                           guess_counts=guess_counts_from(m, k_plus, k_minus), rng=estimator_rng)
-    return _result(ONE_RUN, bound, chosen.name, start, seed, mech, delta, obs)
+    return audit_result(ONE_RUN, bound, chosen.name, start, seed, mech, delta, obs)
 
 
 def audit_observations(
@@ -384,7 +401,7 @@ def audit_observations(
     confidence = check_probability_open(confidence, "confidence", owner)
     delta = check_delta(delta, owner)
     seed = check_int(seed, "seed", owner, low=0)
-    rng = _streams(seed)[2]
+    rng = seed_streams(seed)[2]
     start = time.perf_counter()
     if game == MULTI_RUN:
         bound = multi_run_bound(obs, estimator=estimator, delta=delta, confidence=confidence,
@@ -398,10 +415,11 @@ def audit_observations(
                              seed=seed, claim=claim, observations=obs)
 
 
-def _result(game: str, bound: LowerBound, scorer: str, start: float, seed: int, mech: Mechanism,
-            delta: float, obs: Observations) -> CanaryAuditResult:
+def audit_result(game: str, bound: LowerBound, scorer: str, start: float, seed: int, mech: Mechanism,
+                 delta: float, obs: Observations, attack: Mapping[str, Any] | None = None) -> CanaryAuditResult:
+    """Return the result of a game played on `mech` since `start` (perf_counter), with its theory upper bound at δ."""
     return CanaryAuditResult(
         game=game, lower_bound=bound, scorer=scorer, seconds=time.perf_counter() - start, seed=seed,
         mechanism=mech.name, params=dict(mech.params), claim=mech.claim,
-        upper_bound=theory_upper_bound(mech, delta), observations=obs,
+        upper_bound=theory_upper_bound(mech, delta), observations=obs, attack=dict(attack or {}),
     )

@@ -14,6 +14,7 @@ import html
 import io
 import math
 from pathlib import Path
+from typing import Callable
 
 from dp_accounting import dp_event
 from dpaudit.audit.plots import plot_privacy_region, result_box
@@ -69,13 +70,25 @@ def plot_png(result: AuditResult, *, event: dp_event.DpEvent | None = None) -> b
     return buffer.getvalue()
 
 
-def render_html(result: AuditResult, *, event: dp_event.DpEvent | None = None) -> str:
-    """Return a self-contained HTML page: title, meaning sentence, table, and the plot as a data URI."""
-    rows = "\n".join(
-        f"<tr><th>{html.escape(key)}</th><td>{html.escape(value)}</td></tr>" for key, value in summary_rows(result)
+REGION_CAPTION = (
+    "Shaded: the claimed (ε, δ) region (Kairouz, Oh, Viswanath, ICML 2015, Thm 2.1). Every test of an (ε, δ)-DP "
+    "mechanism has its (FPR, FNR) inside it. The box is the Clopper–Pearson confidence box of the observed rates; "
+    "its upper corner (×) is the point the certified lower bound is computed from."
+)
+
+
+def _alt(heading: str) -> str:
+    return heading.lower().replace(" ", "-") + " plot"
+
+
+def html_page(*, title: str, verdict: str, meaning: str, rows: list[tuple[str, str]], heading: str, caption: str,
+              png: bytes) -> str:
+    """Return a self-contained HTML report: title, verdict, meaning sentence, table, and one figure as a data URI."""
+    table = "\n".join(
+        f"<tr><th>{html.escape(key)}</th><td>{html.escape(value)}</td></tr>" for key, value in rows
     )
-    image = base64.b64encode(plot_png(result, event=event)).decode("ascii")
-    title = html.escape(f"dpaudit report: {result.mechanism}")
+    image = base64.b64encode(png).decode("ascii")
+    title = html.escape(title)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -93,40 +106,65 @@ img {{ max-width: 100%; }}
 </head>
 <body>
 <h1>{title}</h1>
-<p class="verdict-{html.escape(result.verdict)}">Verdict: {html.escape(result.verdict)}</p>
-<p class="meaning">{html.escape(result.lower_bound.meaning())}</p>
+<p class="verdict-{html.escape(verdict)}">Verdict: {html.escape(verdict)}</p>
+<p class="meaning">{html.escape(meaning)}</p>
 <table>
-{rows}
+{table}
 </table>
-<h2>Privacy region</h2>
-<p>Shaded: the claimed (ε, δ) region (Kairouz, Oh, Viswanath, ICML 2015, Thm 2.1). Every test of an (ε, δ)-DP
-mechanism has its (FPR, FNR) inside it. The box is the Clopper–Pearson confidence box of the observed rates;
-its upper corner (×) is the point the certified lower bound is computed from.</p>
-<img alt="privacy-region plot" src="data:image/png;base64,{image}">
+<h2>{html.escape(heading)}</h2>
+<p>{html.escape(caption)}</p>
+<img alt="{html.escape(_alt(heading))}" src="data:image/png;base64,{image}">
 </body>
 </html>
 """
 
 
-def render_markdown(result: AuditResult, *, image: str) -> str:
-    """Return the Markdown report; `image` is the relative path of the plot's PNG."""
-    rows = "\n".join(f"| {key} | {value.replace('|', '/')} |" for key, value in summary_rows(result))
-    return f"""# dpaudit report: {result.mechanism}
+def markdown_page(*, title: str, verdict: str, meaning: str, rows: list[tuple[str, str]], heading: str, caption: str,
+                  image: str) -> str:
+    """Return a Markdown report; `image` is the relative path of its figure's PNG."""
+    table = "\n".join(f"| {key} | {value.replace('|', '/')} |" for key, value in rows)
+    return f"""# {title}
 
-**Verdict: {result.verdict}.** {result.lower_bound.meaning()}
+**Verdict: {verdict}.** {meaning}
 
 | field | value |
 | --- | --- |
-{rows}
+{table}
 
-## Privacy region
+## {heading}
 
-![privacy-region plot]({image})
+![{_alt(heading)}]({image})
 
-Shaded: the claimed (ε, δ) region (Kairouz, Oh, Viswanath, ICML 2015, Thm 2.1). Every test of an
-(ε, δ)-DP mechanism has its (FPR, FNR) inside it. The box is the Clopper–Pearson confidence box of the
-observed rates; its upper corner (×) is the point the certified lower bound is computed from.
+{caption}
 """
+
+
+def render_html(result: AuditResult, *, event: dp_event.DpEvent | None = None) -> str:
+    """Return a self-contained HTML page: title, meaning sentence, table, and the plot as a data URI."""
+    return html_page(title=f"dpaudit report: {result.mechanism}", verdict=result.verdict,
+                     meaning=result.lower_bound.meaning(), rows=summary_rows(result), heading="Privacy region",
+                     caption=REGION_CAPTION, png=plot_png(result, event=event))
+
+
+def render_markdown(result: AuditResult, *, image: str) -> str:
+    """Return the Markdown report; `image` is the relative path of the plot's PNG."""
+    return markdown_page(title=f"dpaudit report: {result.mechanism}", verdict=result.verdict,
+                         meaning=result.lower_bound.meaning(), rows=summary_rows(result), heading="Privacy region",
+                         caption=REGION_CAPTION, image=image)
+
+
+def write_page(path: str | Path, html_text: Callable[[], str], markdown_text: Callable[[str], str],
+               png: Callable[[], bytes]) -> Path:
+    """Write a report to `path` (.html: `html_text()`; .md: `markdown_text(image)` plus `png()` as `<stem>.png`)."""
+    path = check_report_path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix.lower() in HTML_SUFFIXES:
+        path.write_text(html_text(), encoding="utf-8")
+    else:
+        image = path.with_suffix(".png")
+        image.write_bytes(png())
+        path.write_text(markdown_text(image.name), encoding="utf-8")
+    return path
 
 
 def check_report_path(path: str | Path) -> Path:
@@ -143,12 +181,5 @@ def write_report(result: AuditResult, path: str | Path, *, event: dp_event.DpEve
     `event` (the mechanism's dp_accounting event) adds its trade-off curve to
     the plot when it is known. Returns the report's path.
     """
-    path = check_report_path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix.lower() in HTML_SUFFIXES:
-        path.write_text(render_html(result, event=event), encoding="utf-8")
-    else:
-        image = path.with_suffix(".png")
-        image.write_bytes(plot_png(result, event=event))
-        path.write_text(render_markdown(result, image=image.name), encoding="utf-8")
-    return path
+    return write_page(path, lambda: render_html(result, event=event),
+                      lambda image: render_markdown(result, image=image), lambda: plot_png(result, event=event))

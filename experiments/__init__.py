@@ -23,6 +23,7 @@ EXPERIMENTS = {
     "amplification-shuffling": "dpaudit.experiments.amplification_shuffling",
     "group-privacy": "dpaudit.experiments.group_privacy",
     "one-run": "dpaudit.experiments.one_run_idealized",
+    "fingerprinting": "dpaudit.experiments.fingerprinting",
 }
 
 

@@ -9,6 +9,7 @@ from dpaudit.mechanisms import (  # noqa: F401
     histogram,
     laplace,
     marginals,
+    marginals_buggy,
     noise,
     noisy_hist,
     noisy_max,

@@ -41,22 +41,44 @@ def linf_ball_noise(scale: float, d: int, size: int, rng: np.random.Generator) -
 
 
 def marginal_pair(n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
-    """Return n rows of +1 and the same with the first row all −1."""
-    d0 = np.ones((n, d))
+    """Return n rows of +1 and the same with the first row all −1 (int8: one byte per entry)."""
+    d0 = np.ones((n, d), dtype=np.int8)
     d1 = d0.copy()
     d1[0] = -1.0
     return d0, d1
 
 
-def _check(owner: str, epsilon: float, num_rows: int, dim: int) -> tuple[float, int, int]:
+def check_marginals(owner: str, epsilon: float, num_rows: int, dim: int) -> tuple[float, int, int]:
+    """Return (ε > 0, n ≥ 1, d ≥ 1) validated for the factory `owner`."""
     eps = check_real(epsilon, "epsilon", owner, low=0.0, low_open=True)
     return eps, check_int(num_rows, "num_rows", owner), check_int(dim, "dim", owner)
 
 
-def _marginals(name: str, eps: float, dlt: float, n: int, d: int, noise: Callable[[int, np.random.Generator], np.ndarray],
-               event: dp_event.DpEvent, params: dict, text: str) -> Mechanism:
+def laplace_marginals_event(scale: float, n: int, d: int) -> dp_event.DpEvent:
+    """Return the event of Laplace(scale) noise on each of d means of n rows (replace-one).
+
+    Per coordinate the change is 2/n = 2C in dp_accounting's replace-one
+    convention, so the noise multiplier is scale/C = scale·n; d of them compose.
+    """
+    return dp_event.SelfComposedDpEvent(dp_event.LaplaceDpEvent(noise_multiplier=scale / (1 / n)), d)
+
+
+def gaussian_marginals_event(sigma: float, n: int, d: int) -> dp_event.DpEvent:
+    """Return the event of N(0, σ²) noise on each of d means of n rows: ℓ2 change 2√d/n = 2C (replace-one)."""
+    return dp_event.GaussianDpEvent(noise_multiplier=sigma / (math.sqrt(d) / n))
+
+
+def marginal_release(name: str, eps: float, dlt: float, n: int, d: int,
+                     noise: Callable[[int, np.random.Generator], np.ndarray], event: dp_event.DpEvent, params: dict,
+                     text: str, *, buggy: bool = False) -> Mechanism:
+    """Return the mechanism releasing the column means of its data plus `noise(size, rng)` (size × d).
+
+    The claim is (eps, dlt)-DP under replace-one on n × d matrices of ±1;
+    `event` is what the noise really gives (the theory upper bound's input).
+    Means are summed in float64 without copying the data (int8 rows stay int8).
+    """
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-        return np.asarray(data, dtype=float).mean(axis=0) + noise(size, rng)
+        return np.asarray(data).mean(axis=0, dtype=float) + noise(size, rng)
 
     return Mechanism(
         name=name,
@@ -66,7 +88,7 @@ def _marginals(name: str, eps: float, dlt: float, n: int, d: int, noise: Callabl
         default_pair=marginal_pair(n, d),
         neighbours=of_length(n, sign_rows),
         params={"epsilon": eps, "num_rows": n, "dim": d, **params},
-        buggy=False,
+        buggy=buggy,
         description=text,
     )
 
@@ -74,23 +96,21 @@ def _marginals(name: str, eps: float, dlt: float, n: int, d: int, noise: Callabl
 @register("marginals_laplace")
 def marginals_laplace(*, epsilon: float = 1.0, num_rows: int = 10, dim: int = 5) -> Mechanism:
     """Return column means + Laplace(2d/(nε)) per coordinate: ε-DP (ℓ1 sensitivity 2d/n)."""
-    eps, n, d = _check("marginals_laplace", epsilon, num_rows, dim)
+    eps, n, d = check_marginals("marginals_laplace", epsilon, num_rows, dim)
     scale = 2 * d / (n * eps)
-    # Per coordinate: change 2/n = 2C (replace-one convention), noise multiplier scale/C; d of them composed.
-    event = dp_event.SelfComposedDpEvent(dp_event.LaplaceDpEvent(noise_multiplier=scale / (1 / n)), d)
-    return _marginals("marginals_laplace", eps, 0.0, n, d, lambda size, rng: rng.laplace(0.0, scale, (size, d)),
+    event = laplace_marginals_event(scale, n, d)
+    return marginal_release("marginals_laplace", eps, 0.0, n, d, lambda size, rng: rng.laplace(0.0, scale, (size, d)),
                       event, {}, "One-way marginals with Laplace noise.")
 
 
 @register("marginals_gaussian")
 def marginals_gaussian(*, epsilon: float = 1.0, delta: float = 1e-5, num_rows: int = 10, dim: int = 5) -> Mechanism:
     """Return column means + N(0, σ²) per coordinate, σ the analytic calibration for ℓ2 sensitivity 2√d/n."""
-    eps, n, d = _check("marginals_gaussian", epsilon, num_rows, dim)
+    eps, n, d = check_marginals("marginals_gaussian", epsilon, num_rows, dim)
     dlt = check_real(delta, "delta", "marginals_gaussian", low=0.0, high=1.0, low_open=True, high_open=True)
     sigma = analytic_sigma(eps, dlt, 2 * math.sqrt(d) / n)
-    # ℓ2 change 2√d/n = 2C (replace-one convention).
-    event = dp_event.GaussianDpEvent(noise_multiplier=sigma / (math.sqrt(d) / n))
-    return _marginals("marginals_gaussian", eps, dlt, n, d, lambda size, rng: rng.normal(0.0, sigma, (size, d)),
+    event = gaussian_marginals_event(sigma, n, d)
+    return marginal_release("marginals_gaussian", eps, dlt, n, d, lambda size, rng: rng.normal(0.0, sigma, (size, d)),
                       event, {"delta": dlt, "sigma": sigma}, "One-way marginals with Gaussian noise.")
 
 
@@ -100,7 +120,7 @@ def marginals_linf(*, epsilon: float = 1.0, num_rows: int = 10, dim: int = 5) ->
 
     The ℓ∞ sensitivity is 2/n (Steinke & Ullman, arXiv 1501.06095, §3).
     """
-    eps, n, d = _check("marginals_linf", epsilon, num_rows, dim)
+    eps, n, d = check_marginals("marginals_linf", epsilon, num_rows, dim)
     scale = 2 / (n * eps)
-    return _marginals("marginals_linf", eps, 0.0, n, d, lambda size, rng: linf_ball_noise(scale, d, size, rng),
+    return marginal_release("marginals_linf", eps, 0.0, n, d, lambda size, rng: linf_ball_noise(scale, d, size, rng),
                       EpsilonDeltaDpEvent(eps, 0.0), {}, "One-way marginals with ℓ∞-ball noise.")

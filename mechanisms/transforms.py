@@ -4,6 +4,8 @@
 - `subsample(mech, q)`: Poisson subsampling of the records (PoissonSampledDpEvent).
 - `shuffle(randomizer, n)`: n users' local reports in random order (ShuffledDpEvent).
 - `group(mech, k)`: the same mechanism audited on datasets k records apart (GroupDpEvent).
+- `copies(mech, k)`: the mechanism run on every record copied k times, so one
+  distinct record is a group of k (GroupDpEvent).
 
 Claims are the textbook theorems applied to the inner claim (basic
 composition, amplification by subsampling, group privacy); the upper bound
@@ -172,6 +174,30 @@ def group(mech: Mechanism, k: int) -> Mechanism:
         mech, name=f"{mech.name}_group{k}", claim=claim, event=GroupDpEvent(mech.event, k), default_pair=pair,
         neighbours=_chain_check(mech.neighbours, k), params={**mech.params, "group_size": k},
         description=f"{mech.name} on datasets {k} records apart.",
+    )
+
+
+def copies(mech: Mechanism, k: int) -> Mechanism:
+    """Return `mech` run on its data with every record copied k times in a row.
+
+    Replacing one distinct record of the input replaces k records of what
+    `mech` sees, so the claim and event are those of `group(mech, k)`: this is
+    the group-privacy reduction of Steinke & Ullman ("Between Pure and
+    Approximate Differential Privacy", arXiv 1501.06095, §4: n/k distinct rows
+    each copied k times). The input has n/k records; there is no default pair.
+    """
+    k = check_int(k, "k", "copies")
+    inner = group(dataclasses.replace(mech, default_pair=None), k)
+
+    def sample(data: Any, size: int, rng: np.random.Generator) -> Any:
+        return mech.sample(np.repeat(np.asarray(data), k, axis=0), size, rng)
+
+    def neighbours(a: np.ndarray, b: np.ndarray) -> Optional[str]:
+        return inner.neighbours(np.repeat(a, k, axis=0), np.repeat(b, k, axis=0))
+
+    return dataclasses.replace(
+        inner, name=f"{mech.name}_copies{k}", sampler=sample, default_pair=None, neighbours=neighbours,
+        description=f"{mech.name} on every record copied {k} times.",
     )
 
 

@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "dpaudit.audit.cli.bounds_cmd",
     "dpaudit.audit.cli.canary_cmd",
     "dpaudit.audit.cli.one_run_cmd",
+    "dpaudit.audit.cli.trace_cmd",
     "dpaudit.audit.cli.experiment_cmd",
 )
 

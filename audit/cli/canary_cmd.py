@@ -49,6 +49,15 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--json", action="store_true", help="print the JSON result")
     parser.add_argument("--save", metavar="FILE", help="also write the game's scores and truth (.json or .npz)")
+    parser.add_argument("--report", metavar="FILE", help="write a report with score histograms and ROC (.html or .md)")
+
+
+def check_report_argument(args: argparse.Namespace) -> None:
+    """Raise before any work when --report names a file that is neither .html nor .md."""
+    if args.report:
+        from dpaudit.audit.report import check_report_path  # matplotlib loads only when a report is asked for
+
+        check_report_path(args.report)
 
 
 def target(args: argparse.Namespace) -> Mechanism | Observations:
@@ -73,9 +82,16 @@ def scores_claim(args: argparse.Namespace) -> Claim | None:
 
 
 def emit(result: CanaryAuditResult, args: argparse.Namespace) -> int:
-    """Print the result (JSON with --json), save its observations (--save); 1 on an assumption-free violation."""
+    """Print the result (JSON with --json), save its observations (--save) and report (--report).
+
+    Returns 1 on an assumption-free violation, else 0.
+    """
     if args.save and result.observations is not None:
         result.observations.save(args.save)
+    if args.report:
+        from dpaudit.audit.score_report import write_score_report
+
+        write_score_report(result, args.report)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:
@@ -85,6 +101,7 @@ def emit(result: CanaryAuditResult, args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the multi-run canary audit on a mechanism or on saved scores."""
+    check_report_argument(args)
     chosen = target(args)
     if isinstance(chosen, Observations):
         result = audit_observations(

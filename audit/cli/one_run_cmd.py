@@ -12,11 +12,19 @@ import argparse
 from dpaudit.attacks.canary_scores import scorer_by_name
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.canary_audit import ONE_RUN, ONE_RUN_ESTIMATORS, audit_observations, audit_one_run
-from dpaudit.audit.cli.canary_cmd import add_target_arguments, bound_delta, emit, scores_claim, target
+from dpaudit.audit.cli.canary_cmd import (
+    add_target_arguments,
+    bound_delta,
+    check_report_argument,
+    emit,
+    scores_claim,
+    target,
+)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the one-run audit on a mechanism or on saved scores."""
+    check_report_argument(args)
     chosen = target(args)
     if isinstance(chosen, Observations):
         result = audit_observations(

@@ -24,6 +24,10 @@ BUGGY = [
     "median_local_sensitivity",
     "naive_float_laplace",
     "noisy_hist_scale_epsilon",
+    "marginals_gaussian_linf",
+    "marginals_laplace_per_coordinate",
+    "marginals_stale_rows",
+    "marginals_exact",
 ]
 CORRECT = [
     "exponential_mechanism",
