@@ -24,6 +24,7 @@ EXPERIMENTS = {
     "group-privacy": "dpaudit.experiments.group_privacy",
     "one-run": "dpaudit.experiments.one_run_idealized",
     "fingerprinting": "dpaudit.experiments.fingerprinting",
+    "dpsgd": "dpaudit.experiments.dpsgd",
 }
 
 

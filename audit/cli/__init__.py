@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "dpaudit.audit.cli.canary_cmd",
     "dpaudit.audit.cli.one_run_cmd",
     "dpaudit.audit.cli.trace_cmd",
+    "dpaudit.audit.cli.dpsgd_cmd",
     "dpaudit.audit.cli.experiment_cmd",
 )
 
