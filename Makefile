@@ -10,7 +10,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e '.[opendp]'
+	$(BIN)/pip install --quiet -e '.[opendp,pydp,pipelinedp]'
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
