@@ -5,6 +5,8 @@
    double is a multiple of, and how many outputs fall in (−1/2, 1/2) as odd
    multiples of 2^-54 (impossible for f(D) = 1 when the library's grid is
    coarser than the doubles' spacing: that is the Gaussian leak).
+   Then the grid measured at several ε against the formulas
+   2^⌈log2(b/2^40)⌉ (Laplace scale b) and 2^⌈log2(2σ/2^57)⌉ (Gaussian σ).
 2. PipelineDP `select_partitions` (ε = 1, δ = 1e-3, truncated geometric):
    how often a partition of 1 and of 2 users is kept, with exact 95%
    Clopper–Pearson intervals, beside the strategy's own `probability_of_keep`.
@@ -58,6 +60,20 @@ def grids(draws: int) -> Table:
     return table
 
 
+def grid_formulas(draws: int) -> Table:
+    table = Table(title=f"python-dp 1.1.5: grid exponent at f(D) = 0 ({draws:,} draws each)")
+    for column in ("mechanism", "ε", "scale", "measured", "formula"):
+        table.add_column(column, justify="left" if column == "mechanism" else "right")
+    for eps in (0.1, 1.0, 4.0):
+        lap = numerical_mechanisms.LaplaceMechanism(epsilon=eps, sensitivity=1.0)
+        gauss = numerical_mechanisms.GaussianMechanism(epsilon=eps, delta=1e-5, sensitivity=1.0)
+        for label, mech, scale, formula in (("Laplace", lap, lap.diversity, math.log2(lap.diversity / 2.0**40)),
+                                            ("Gaussian δ=1e-5", gauss, gauss.std, math.log2(2 * gauss.std / 2.0**57))):
+            out = np.array([mech.add_noise(0.0) for _ in range(draws)])
+            table.add_row(label, f"{eps:g}", f"{scale:.6g}", f"2^{grid_exponent(out)}", f"2^{math.ceil(formula)}")
+    return table
+
+
 def keep_rates(draws: int) -> Table:
     table = Table(title=f"PipelineDP 0.3.1 select_partitions, ε = 1, δ = 1e-3 ({draws:,} engine runs each)")
     for column in ("users", "kept", "rate", "95% interval", "probability_of_keep", "bound from (ε, δ)"):
@@ -82,6 +98,7 @@ def dropped_partition() -> str:
 def main(draws: int = 200_000) -> None:
     console = Console(width=130)
     console.print(grids(draws))
+    console.print(grid_formulas(draws // 4))
     console.print(keep_rates(draws))
     console.print(dropped_partition())
 

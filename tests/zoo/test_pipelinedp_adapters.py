@@ -41,6 +41,8 @@ def test_count_sum_releases_count_and_sum() -> None:
     assert out.shape == (2_000, 2)
     # four users, one record each after bounding; Laplace(2) has sd 2.83, so 0.4 is 6.3 standard errors.
     assert np.all(np.abs(out.mean(axis=0) - 4.0) < 0.4)
+    # ε/2 each: variance 2·2² = 8; the sample variance's s.e. is sqrt((μ4 − σ⁴)/n) = sqrt((384 − 64)/2000) = 0.4.
+    assert np.all(np.abs(out.var(axis=0) - 8.0) < 2.4)
 
 
 def test_user_relation() -> None:
