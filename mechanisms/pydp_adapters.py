@@ -24,11 +24,12 @@ from typing import Any, Callable
 import numpy as np
 from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism
+from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.floating_point import as_bits
 from dpaudit.mechanisms.neighbours import answers_within
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.statistics import present_records
-from dpaudit.mechanisms.validation import check_delta, check_real
+from dpaudit.mechanisms.validation import check_real
 
 try:
     from pydp.algorithms import laplacian, numerical_mechanisms
@@ -36,6 +37,14 @@ except ImportError:  # optional extra: without it the adapters are simply not re
     laplacian = numerical_mechanisms = None
 
 GAUSSIAN_DELTA = 1e-5
+
+
+def build(owner: str, make: Callable[[], Any]) -> Any:
+    """Return `make()`, or raise `InvalidParameterError` with python-dp's own reason when it refuses the parameters."""
+    try:
+        return make()
+    except (RuntimeError, ValueError) as exc:
+        raise InvalidParameterError(f"python-dp refused the parameters of {owner}: {str(exc).rstrip('.')}.") from None
 
 
 def repeat(draw: Callable[[], float], size: int) -> np.ndarray:
@@ -58,7 +67,7 @@ def _answer_mechanism(name: str, noise: Any, *, sensitivity: float, bits: bool, 
 
 
 def _laplace(name: str, epsilon: float, sensitivity: float, *, passed: float, bits: bool, buggy: bool) -> Mechanism:
-    noise = numerical_mechanisms.LaplaceMechanism(epsilon=epsilon, sensitivity=passed)
+    noise = build(name, lambda: numerical_mechanisms.LaplaceMechanism(epsilon=epsilon, sensitivity=passed))
     return _answer_mechanism(
         name, noise, sensitivity=sensitivity, bits=bits, claim=Claim(epsilon, 0.0),
         event=dp_event.LaplaceDpEvent(noise_multiplier=noise.diversity / sensitivity),
@@ -69,13 +78,13 @@ def _laplace(name: str, epsilon: float, sensitivity: float, *, passed: float, bi
 
 
 def _gaussian(name: str, epsilon: float, delta: float, sensitivity: float, *, bits: bool) -> Mechanism:
-    noise = numerical_mechanisms.GaussianMechanism(epsilon=epsilon, delta=delta, sensitivity=sensitivity)
+    noise = build(name, lambda: numerical_mechanisms.GaussianMechanism(epsilon=epsilon, delta=delta, sensitivity=sensitivity))
     event = dp_event.NonPrivateDpEvent() if bits else dp_event.GaussianDpEvent(noise_multiplier=noise.std / sensitivity)
     return _answer_mechanism(
         name, noise, sensitivity=sensitivity, bits=bits, claim=Claim(epsilon, delta), event=event,
         params={"epsilon": epsilon, "delta": delta, "sensitivity": sensitivity}, buggy=bits,
         text=f"python-dp GaussianMechanism (σ {noise.std:g}) on a query of ℓ2 sensitivity {sensitivity:g}"
-             + ("; output is the exact double." if bits else "."),
+             + ("; output is the exact double, whose low bits leak the input (docs/libraries.md, F1)." if bits else "."),
     )
 
 
@@ -123,7 +132,7 @@ def pydp_gaussian(*, epsilon: float = 1.0, delta: float = GAUSSIAN_DELTA, sensit
     Gaussian (the library bounds the difference; Google, "Secure Noise Generation").
     """
     eps, sens = _check(epsilon, sensitivity, "pydp_gaussian")
-    dlt = check_delta(delta, "pydp_gaussian")
+    dlt = check_real(delta, "delta", "pydp_gaussian", low=0.0, low_open=True, high=1.0, high_open=True)
     return _gaussian("pydp_gaussian", eps, dlt, sens, bits=False)
 
 
@@ -139,13 +148,13 @@ def pydp_gaussian_bits(*, epsilon: float = 1.0, delta: float = GAUSSIAN_DELTA, s
     as for `naive_float_laplace`. See docs/libraries.md.
     """
     eps, sens = _check(epsilon, sensitivity, "pydp_gaussian_bits")
-    dlt = check_delta(delta, "pydp_gaussian_bits")
+    dlt = check_real(delta, "delta", "pydp_gaussian_bits", low=0.0, low_open=True, high=1.0, high_open=True)
     return _gaussian("pydp_gaussian_bits", eps, dlt, sens, bits=True)
 
 
-def _aggregation(name: str, build: Callable[[], Any], *, low: float, high: float, pair: tuple[np.ndarray, np.ndarray],
+def _aggregation(name: str, make: Callable[[], Any], *, low: float, high: float, pair: tuple[np.ndarray, np.ndarray],
                  epsilon: float, event: dp_event.DpEvent, params: dict, text: str) -> Mechanism:
-    algorithm = build()
+    algorithm = build(name, make)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         records = np.asarray(data, dtype=float).ravel()

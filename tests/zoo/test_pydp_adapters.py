@@ -79,3 +79,13 @@ def test_aggregations_release_their_statistic() -> None:
 def test_non_neighbours_are_refused() -> None:
     with pytest.raises(InvalidParameterError, match="not neighbours"):
         audit_mechanism(get_mechanism("pydp_count"), np.array([np.nan, np.nan]), np.array([1.0, 1.0]), trials=100)
+
+
+@pytest.mark.parametrize("name, params, match", [
+    ("pydp_gaussian", {"delta": 0.0}, "'delta' parameter of pydp_gaussian"),
+    ("pydp_bounded_mean", {"epsilon": 1e-300}, "python-dp refused the parameters of pydp_bounded_mean: .*2\\^-50"),
+    ("pydp_bounded_sum", {"lower": 2.0, "upper": 1.0}, "'upper' parameter of pydp_bounded_sum"),
+])
+def test_bad_parameters_fail_in_one_sentence(name: str, params: dict, match: str) -> None:
+    with pytest.raises(InvalidParameterError, match=match):
+        get_mechanism(name, **params)
