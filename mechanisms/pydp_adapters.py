@@ -1,9 +1,10 @@
 """Adapters that audit Google's differential-privacy library through python-dp (optional extra `dpaudit[pydp]`).
 
 python-dp 1.1.5 (`pip install python-dp`) wraps Google's C++ library. Its
-numerical mechanisms draw "secure" noise: Laplace noise is a two-sided
-geometric variable on a grid of 2^k (2^-40 at scale 1) and Gaussian noise a
-scaled binomial on a grid of 2^k, and the query value is rounded to the same
+numerical mechanisms draw "secure" noise: Laplace noise of scale b is a
+two-sided geometric variable on the grid 2^⌈log2(b/2^40)⌉ and Gaussian noise
+of deviation σ a scaled binomial on the grid 2^⌈log2(2σ/2^57)⌉ (both measured
+by `python benchmarks/library_findings.py`), the query value rounded to the
 grid first (Google, "Secure Noise Generation", differential-privacy/common_docs).
 Each adapter's claim is the ε (and δ) passed to the library; its theory upper
 bound comes from the noise the library reports it uses (`diversity`, `std`) or,
@@ -139,12 +140,12 @@ def pydp_gaussian(*, epsilon: float = 1.0, delta: float = GAUSSIAN_DELTA, sensit
 def pydp_gaussian_bits(*, epsilon: float = 1.0, delta: float = GAUSSIAN_DELTA, sensitivity: float = 1.0) -> Mechanism:
     """FINDING (leaks): `pydp_gaussian` released as the exact double's IEEE-754 bits; not (ε, δ)-DP for δ < ~0.05.
 
-    The library's Gaussian grid is 2^⌈log2(2σ/2^57)⌉ (2^-54 at σ = 3.73),
-    finer than the spacing of doubles where most outputs fall, so the sum is
-    rounded in floating point and its low bits depend on the input, as in
-    Mironov (CCS 2012): at f(D) = 0 about 5% of outputs are odd multiples of
-    2^-54 in (−1/2, 1/2), which f(D) = 1 never releases (noise of magnitude
-    ≥ 1/2 is a multiple of 2^-53). Upper bound: none (non-private event),
+    The library's Gaussian noise is m·g, m a binomial integer of spread
+    about 2^56 and g = 2^⌈log2(2σ/2^57)⌉ (2^-54 at σ = 3.73): m does not fit
+    a double's 53 bits and is rounded, so the low bits of the output depend
+    on the input, as in Mironov (CCS 2012): at f(D) = 0 about 5% of outputs
+    are odd multiples of 2^-54 in (−1/2, 1/2), which f(D) = 1 never releases
+    (noise of magnitude ≥ 1/2 is a multiple of 2^-53). Upper bound: none (non-private event),
     as for `naive_float_laplace`. See docs/libraries.md.
     """
     eps, sens = _check(epsilon, sensitivity, "pydp_gaussian_bits")
