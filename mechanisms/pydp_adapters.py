@@ -98,8 +98,10 @@ def pydp_laplace(*, epsilon: float = 1.0, sensitivity: float = 1.0) -> Mechanism
     """Return python-dp's `LaplaceMechanism(epsilon, sensitivity)` on a query answer; claim ε-DP.
 
     Upper bound: the Laplace profile at the library's own `diversity`
-    (Δ/ε). Sound as an upper bound for the exact discrete Laplace on the
-    library's grid when Δ is a multiple of the grid (as 1 is).
+    (Δ/ε), which is ε at δ = 0. Sound for the library's discrete Laplace on
+    its grid g: the geometric parameter gε/(Δ + g) allows for the rounding of
+    the input to the grid (Google's cc/algorithms/distributions.cc), so the
+    privacy loss is at most ε.
     """
     eps, sens = _check(epsilon, sensitivity, "pydp_laplace")
     return _laplace("pydp_laplace", eps, sens, passed=sens, bits=False, buggy=False)
