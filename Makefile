@@ -13,7 +13,7 @@ $(BIN)/python:
 # requirement would pull a CUDA build of several GB. The extras then add nothing.
 $(VENV)/.installed: $(BIN)/python pyproject.toml
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[opendp,torch,opacus]'
+	$(BIN)/pip install --quiet -e '.[opendp,pydp,pipelinedp,torch,opacus]'
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
