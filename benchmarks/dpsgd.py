@@ -111,11 +111,14 @@ def one_run_ratios(seed: int) -> list[tuple[str, str, int, float]]:
 
 
 def main() -> None:
+    import torch
+
+    torch.set_num_threads(1)  # as the audit's own runs do: one thread a run, parallel runs on workers
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=1, help="seeds to average the ratios over (default 1)")
     seeds = range(parser.parse_args().seeds)
     console = Console(width=120)
-    speed = Table(title=f"Training runs per minute (digits, q = 256/1797, 100 steps, best of {TIMED_RUNS} after a warm-up)")
+    speed = Table(title=f"Training runs per minute (digits, q = 256/1797, 100 steps, mean of {TIMED_RUNS} after a warm-up, one thread)")
     speed.add_column("trainer")
     speed.add_column("runs / minute", justify="right")
     for label, rate in speeds():
