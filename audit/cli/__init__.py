@@ -14,6 +14,8 @@ from typing import Sequence
 
 from dpaudit.mechanisms.errors import DPAuditError
 
+__all__ = ["build_parser", "main"]
+
 COMMAND_MODULES = (
     "dpaudit.audit.cli.list_cmd",
     "dpaudit.audit.cli.audit_cmd",
