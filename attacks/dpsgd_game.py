@@ -29,22 +29,27 @@ RUN_STREAM = 3  # runs use children (3, i) of the audit's SeedSequence; 0–2 ar
 
 @dataclasses.dataclass(frozen=True)
 class DPSGDGame:
-    """Everything a worker needs to play one run: trainer settings, canaries, θ₀, threat model and score."""
+    """Everything a worker needs to play one run: trainer (a name or a `UserTrainer`), canaries, θ₀, threat, score."""
 
     config: DPSGDConfig
-    target: str
+    target: Any
     canaries: DPSGDCanaries
-    theta0: np.ndarray
+    theta0: np.ndarray | None
     threat: str
     score: str = LOSS
 
     def play(self, included: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """Train once with the canaries marked in `included`; return every canary's score."""
-        trainer = trainer_for(self.config, self.target)
+        trainer = resolve_trainer(self.config, self.target)
         trajectory = trainer.train(self.theta0, self.canaries.insertions(included), rng,
                                    keep_iterates=self.threat == "white-box")
         return canary_scores(self.theta0, trajectory.iterates, self.canaries, threat=self.threat,
                              trainer=trainer, score=self.score)
+
+
+def resolve_trainer(config: DPSGDConfig, target: Any) -> Any:
+    """Return the trainer of `target`: "dpaudit" or "opacus" (built once per process), or a user's trainer as is."""
+    return trainer_for(config, target) if isinstance(target, str) else target
 
 
 @functools.lru_cache(maxsize=4)

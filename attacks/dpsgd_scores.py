@@ -19,7 +19,7 @@ the score, which only decides how much is certified.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from dpaudit.attacks.dpsgd_canaries import DPSGDCanaries
@@ -71,40 +71,38 @@ def _input_gradients(theta: np.ndarray, canaries: DPSGDCanaries, model: FlatMode
     return grads.cpu().numpy()
 
 
-def black_box_scores(theta0: np.ndarray, final: np.ndarray, canaries: DPSGDCanaries, *, model: FlatModel,
-                     score: str = LOSS) -> np.ndarray:
+def black_box_scores(theta0: np.ndarray | None, final: np.ndarray, canaries: DPSGDCanaries, *,
+                     losses: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray], score: str = LOSS) -> np.ndarray:
     """Return each canary's black-box score from the final parameters (θ₀ is the public initialisation).
 
     Dirac canaries: the displacement ⟨θ₀ − θ_T, u⟩ along the canary's
     direction u. Input canaries: −loss(θ_T) ("loss") or loss(θ₀) − loss(θ_T)
-    ("loss-difference").
+    ("loss-difference"), with `losses(params, x, y)` the per-example losses.
     """
     if canaries.gradients is not None:
         directions = canaries.gradients / np.linalg.norm(canaries.gradients, axis=1, keepdims=True)
         return directions.astype(np.float64) @ (theta0 - final).astype(np.float64)
     if score not in BLACK_BOX_SCORES:
         raise InvalidParameterError(f"The black-box score must be one of {', '.join(BLACK_BOX_SCORES)}; got {score!r} instead.")
-    final_loss = _losses(final, canaries, model)
-    return -final_loss if score == LOSS else _losses(theta0, canaries, model) - final_loss
+    final_loss = losses(final, canaries.x, canaries.y)
+    if score == LOSS:
+        return -final_loss
+    if theta0 is None:
+        raise InvalidParameterError("The loss-difference score needs the initial parameters; use the loss score.")
+    return losses(theta0, canaries.x, canaries.y) - final_loss
 
 
-def _losses(theta: np.ndarray, canaries: DPSGDCanaries, model: FlatModel) -> np.ndarray:
-    torch = model.torch
-    with torch.no_grad():
-        losses = model.losses(model.tensor(theta), model.tensor(canaries.x), torch.as_tensor(canaries.y, device=model.device))
-    return losses.cpu().numpy().astype(np.float64)
-
-
-def canary_scores(theta0: np.ndarray, iterates: np.ndarray, canaries: DPSGDCanaries, *, threat: str,
+def canary_scores(theta0: np.ndarray | None, iterates: np.ndarray, canaries: DPSGDCanaries, *, threat: str,
                   trainer: Any, score: str = LOSS) -> np.ndarray:
     """Return the canaries' scores under `threat` ("white-box": the iterates θ₀ … θ_T; "black-box": θ₀ and θ_T).
 
-    `trainer` (a `DPSGDTrainer` or `OpacusTrainer`) gives the model, the
-    settings and the update normalisation the attacker knows.
+    `trainer` (a `DPSGDTrainer`, `OpacusTrainer` or `UserTrainer`) gives the
+    losses, and for white-box the model, the settings and the update
+    normalisation the attacker knows.
     """
     if threat == WHITE_BOX:
         return white_box_scores(iterates, canaries, model=trainer.model, config=trainer.config,
                                 sample_rate=trainer.sample_rate, sum_scale=trainer.sum_scale)
     if threat == BLACK_BOX:
-        return black_box_scores(theta0, iterates[-1], canaries, model=trainer.model, score=score)
+        return black_box_scores(theta0, iterates[-1], canaries, losses=trainer.losses, score=score)
     raise InvalidParameterError(f"The threat model must be one of {', '.join(THREATS)}; got {threat!r} instead.")

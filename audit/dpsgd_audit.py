@@ -24,7 +24,7 @@ from dpaudit.attacks.dpsgd_game import (
     multi_run_membership,
     play_multi_run,
     play_one_run,
-    trainer_for,
+    resolve_trainer,
 )
 from dpaudit.attacks.dpsgd_scores import LOSS, THREATS, WHITE_BOX
 from dpaudit.attacks.observations import Observations
@@ -40,11 +40,12 @@ from dpaudit.audit.canary_audit import (
 from dpaudit.audit.estimators.thresholds import Split, ThresholdStrategy
 from dpaudit.audit.progress import trial_progress
 from dpaudit.audit.run_store import RunStore
-from dpaudit.audit.theory.upper_bound import upper_bound
+from dpaudit.audit.theory.upper_bound import UpperBound, upper_bound
 from dpaudit.mechanisms.base import Claim, Relation
 from dpaudit.mechanisms.dpsgd_accounting import actual_event, claimed_event, pld_epsilon, rdp_epsilon
 from dpaudit.mechanisms.dpsgd_config import DPSGDConfig
 from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.user_trainer import UserTrainer
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
 
 MIN_RUNS = 10
@@ -72,7 +73,7 @@ class Execution:
 def audit_dpsgd(
     config: DPSGDConfig | None = None,
     *,
-    target: str = DPAUDIT,
+    target: str | UserTrainer = DPAUDIT,
     canary: str = DIRAC,
     dirac_target: str = QUIET,
     threat: str = WHITE_BOX,
@@ -94,27 +95,31 @@ def audit_dpsgd(
     Multi-run: one canary, `runs` trainings of which half hold it; estimator
     "threshold" (default, assumption-free) or "gdp". One-run: `canaries`
     canaries each in with probability ½; "one-run" (default) or
-    "one-run-fdp". Sound as the estimators are: runs are independent given
-    the seed, and the canary's inclusion is decided before training.
+    "one-run-fdp". `target`: "dpaudit" (this trainer as `config` says),
+    "opacus", or a `UserTrainer` wrapping your own training function
+    (black-box, input-space canaries; `config` is then unused). Sound as the
+    estimators are: runs are independent given the seed, and the canary's
+    inclusion is decided before training.
     """
     config = config or DPSGDConfig()
     owner = "audit_dpsgd"
-    _check_choices(target, threat, config)
+    _check_choices(target, threat, canary, config)
     confidence = check_probability_open(confidence, "confidence", owner)
-    at_delta = config.delta if delta is None else check_delta(delta, owner)
     seed = check_int(seed, "seed", owner, low=0)
     start = time.perf_counter()
-    trainer = trainer_for(config, target)
+    trainer = resolve_trainer(config, target)
+    claim_delta = target.claim.delta if isinstance(target, UserTrainer) else config.delta
+    at_delta = claim_delta if delta is None else check_delta(delta, owner)
     canary_rng, game_rng, estimator_rng = seed_streams(seed)
-    theta0 = trainer.model.initial(canary_rng).cpu().numpy()
+    theta0 = trainer.model.initial(canary_rng).cpu().numpy() if isinstance(target, str) else None
     m = canaries if one_run else 1
     check_int(m, "canaries", owner, low=2 if one_run else 1)
-    made = make_canaries(canary, m, model=trainer.model, data=trainer.data, theta0=theta0,
+    made = make_canaries(canary, m, model=getattr(trainer, "model", None), data=trainer.data, theta0=theta0,
                          clip_norm=config.clip_norm, rng=canary_rng, target=dirac_target)
     game = DPSGDGame(config, target, made, theta0, threat, score)
-    setup = {"config": config.to_dict(), "target": target, "canary": canary, "dirac_target": dirac_target,
-             "threat": threat, "score": score, "one_run": one_run, "runs": 1 if one_run else runs,
-             "canaries": m, "seed": seed}
+    setup = {"config": config.to_dict(), "target": target if isinstance(target, str) else target.name,
+             "canary": canary, "dirac_target": dirac_target, "threat": threat, "score": score, "one_run": one_run,
+             "runs": 1 if one_run else runs, "canaries": m, "seed": seed}
     store = RunStore(execution.out, setup, resume=execution.resume) if execution.out else None
     if one_run:
         obs = _one_run(game, m, game_rng, seed, store)
@@ -131,11 +136,20 @@ def audit_dpsgd(
     return result
 
 
-def _check_choices(target: str, threat: str, config: DPSGDConfig) -> None:
-    if target not in TARGETS:
-        raise InvalidParameterError(f"The target must be one of {', '.join(TARGETS)}; got {target!r} instead.")
+def _check_choices(target: Any, threat: str, canary: str, config: DPSGDConfig) -> None:
     if threat not in THREATS:
         raise InvalidParameterError(f"The threat model must be one of {', '.join(THREATS)}; got {threat!r} instead.")
+    if isinstance(target, UserTrainer):
+        if threat == WHITE_BOX or canary == DIRAC:
+            raise InvalidParameterError(
+                "A user's training function releases only its final parameters: use --threat black-box with "
+                "mislabelled or crafted canaries."
+            )
+        return
+    if target not in TARGETS:
+        raise InvalidParameterError(
+            f"The target must be one of {', '.join(TARGETS)} or a UserTrainer; got {target!r} instead."
+        )
     if target == OPACUS and config.bug is not None:
         raise InvalidParameterError("The Opacus target takes no bug option; the bugs are variants of dpaudit's trainer.")
 
@@ -194,28 +208,37 @@ def _execute(game: DPSGDGame, pending: list[int], members: np.ndarray, seed: int
             client.cancel(list(futures))
 
 
-def _result(game_kind: str, bound: Any, game: DPSGDGame, trainer: Any, delta: float, obs: Observations,
-            seed: int, start: float, made: Any) -> CanaryAuditResult:
-    config, rows = game.config, trainer.data.rows
+def _accounting(target: Any, trainer: Any, delta: float) -> tuple[str, dict[str, Any], Claim, UpperBound | None, dict]:
+    """Return the target's name, parameters, claim, dpaudit's upper bound at δ and accounting facts."""
+    if isinstance(target, UserTrainer):
+        upper = None if target.event is None else upper_bound(target.event, delta=delta)
+        return target.name, {}, target.claim, upper, {}
+    config, rows = trainer.config, trainer.data.rows
     claimed = claimed_event(config, rows)
-    facts: dict[str, Any] = {
-        "target": game.target, "threat": game.threat, "canary": made.kind, "model": config.model,
-        "data": config.data, "training_rows": rows, "sample_rate": trainer.sample_rate,
-        "claim_rdp_epsilon": rdp_epsilon(claimed, config.delta),
-    }
-    if game.target == OPACUS:
+    facts: dict[str, Any] = {"model": config.model, "data": config.data, "sample_rate": trainer.sample_rate,
+                             "claim_rdp_epsilon": rdp_epsilon(claimed, config.delta)}
+    if target == OPACUS:
         from dpaudit.mechanisms.opacus_target import opacus_epsilon
 
-        epsilon = opacus_epsilon(config, rows)
-        facts["opacus_prv_epsilon"] = epsilon
+        facts["opacus_prv_epsilon"] = opacus_epsilon(config, rows)
         facts["opacus_rdp_epsilon"] = opacus_epsilon(config, rows, accountant="rdp")
         actual = claimed_event(dataclasses.replace(config, sample_rate=trainer.sample_rate), rows)
+        claim = Claim(facts["opacus_prv_epsilon"], config.delta, Relation.ADD_REMOVE)
+        name = "opacus"
     else:
-        epsilon, actual = pld_epsilon(claimed, config.delta), actual_event(config, rows)
-    name = "opacus" if game.target == OPACUS else "dpsgd" + (f"_{config.bug}" if config.bug else "")
+        actual = actual_event(config, rows)
+        claim = Claim(pld_epsilon(claimed, config.delta), config.delta, Relation.ADD_REMOVE)
+        name = "dpsgd" + (f"_{config.bug}" if config.bug else "")
+    return name, config.to_dict(), claim, upper_bound(actual, delta=delta), facts
+
+
+def _result(game_kind: str, bound: Any, game: DPSGDGame, trainer: Any, delta: float, obs: Observations,
+            seed: int, start: float, made: Any) -> CanaryAuditResult:
+    name, params, claim, upper, facts = _accounting(game.target, trainer, delta)
+    facts = {"target": game.target if isinstance(game.target, str) else trainer.name, "threat": game.threat,
+             "canary": made.kind, "training_rows": trainer.data.rows, **facts}
     scorer = f"{game.threat} {made.kind}" + (f" ({game.score})" if game.threat != WHITE_BOX and made.kind != DIRAC else "")
     return CanaryAuditResult(
         game=game_kind, lower_bound=bound, scorer=scorer, seconds=time.perf_counter() - start, seed=seed,
-        mechanism=name, params=config.to_dict(), claim=Claim(epsilon, config.delta, Relation.ADD_REMOVE),
-        upper_bound=upper_bound(actual, delta=delta), observations=obs, attack=facts,
+        mechanism=name, params=params, claim=claim, upper_bound=upper, observations=obs, attack=facts,
     )

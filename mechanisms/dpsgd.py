@@ -86,6 +86,10 @@ class DPSGDTrainer:
             iterates.append(theta.cpu().numpy())
         return Trajectory(np.stack(iterates))
 
+    def losses(self, theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Return the per-example losses of (x, y) under parameters θ."""
+        return self.model.loss_values(theta, x, y)
+
     def _training_set(self, insert: Insertions) -> tuple[Any, Any]:
         x, y = self.data.x, self.data.y
         if insert.rows:

@@ -54,6 +54,12 @@ class FlatModel:
         """Return the per-example cross-entropy losses at θ."""
         return self.torch.nn.functional.cross_entropy(self.logits(theta, x), y, reduction="none")
 
+    def loss_values(self, theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Return the per-example losses at θ of numpy inputs, as float64 numpy."""
+        with self.torch.no_grad():
+            losses = self.losses(self.tensor(theta), self.tensor(x), self.torch.as_tensor(y, device=self.device))
+        return losses.cpu().numpy().astype(np.float64)
+
     def per_example_gradients(self, theta: Any, x: Any, y: Any) -> Any:
         """Return the (batch, size) matrix of per-example loss gradients at θ."""
         if len(y) == 0:

@@ -73,6 +73,10 @@ class OpacusTrainer:
             warnings.filterwarnings("ignore", message="Full backward hook is firing")
             return self._train(theta0, insert, rng, keep_iterates)
 
+    def losses(self, theta: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """Return the per-example losses of (x, y) under parameters θ."""
+        return self.model.loss_values(theta, x, y)
+
     def _train(self, theta0: np.ndarray, insert: Insertions, rng: np.random.Generator, keep_iterates: bool) -> Trajectory:
         torch, opacus = self.torch, import_opacus()
         module = self._module(theta0)

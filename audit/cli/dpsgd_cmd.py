@@ -1,4 +1,4 @@
-"""`dpaudit dpsgd ...`: audit DP-SGD training (dpaudit's trainer, a buggy variant, or Opacus) with canaries.
+"""`dpaudit dpsgd ...`: audit DP-SGD training (dpaudit's trainer, a buggy variant, Opacus, or yours) with canaries.
 
 Exit status: 0 consistent, 1 violation of the claim by an assumption-free
 bound, 2 bad input, 130 on Ctrl-C (finished runs stay in --out; rerun with
@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from dpaudit.attacks.dpsgd_canaries import CANARY_KINDS, DIRAC, DIRAC_TARGETS, QUIET
 from dpaudit.attacks.dpsgd_game import DPAUDIT, TARGETS
 from dpaudit.attacks.dpsgd_scores import BLACK_BOX_SCORES, LOSS, THREATS, WHITE_BOX
 from dpaudit.audit.canary_audit import MULTI_RUN_ESTIMATORS, ONE_RUN_ESTIMATORS
 from dpaudit.audit.cli.canary_cmd import check_report_argument, emit
+from dpaudit.audit.cli.common import load_attribute
 from dpaudit.audit.progress import wanted
 from dpaudit.mechanisms.dpsgd_config import BATCHINGS, BUGS, DPSGDConfig
 from dpaudit.mechanisms.dpsgd_data import DATASETS
 from dpaudit.mechanisms.dpsgd_models import MODELS
+from dpaudit.mechanisms.errors import UnknownMechanismError
 
 DEFAULTS = DPSGDConfig()
 
@@ -33,11 +36,12 @@ def run(args: argparse.Namespace) -> int:
         sample_rate=args.sample_rate, steps=args.steps, learning_rate=args.learning_rate, batching=args.batching,
         delta=args.delta, bug=args.bug,
     )
+    target = _target(args.target)
     execution = Execution(out=args.out, resume=args.resume, workers=args.workers, scheduler=args.scheduler,
                           progress=wanted(quiet=args.quiet))
     try:
         result = audit_dpsgd(
-            config, target=args.target, canary=args.canary, dirac_target=args.dirac_target, threat=args.threat,
+            config, target=target, canary=args.canary, dirac_target=args.dirac_target, threat=args.threat,
             score=args.score, runs=args.runs, one_run=args.one_run, canaries=args.canaries,
             estimator=args.estimator, confidence=args.confidence, delta=args.at_delta, k_plus=args.k_plus,
             k_minus=args.k_minus, execution=execution, seed=args.seed,
@@ -49,11 +53,25 @@ def run(args: argparse.Namespace) -> int:
     return emit(result, args)
 
 
+def _target(name: str) -> Any:
+    """Return "dpaudit", "opacus", or the `UserTrainer` that `module:attr` names."""
+    if ":" not in name:
+        return name
+    from dpaudit.mechanisms.user_trainer import UserTrainer
+
+    found = load_attribute(name)
+    if not isinstance(found, UserTrainer):
+        raise UnknownMechanismError(f"'{name}' is not a UserTrainer (wrap your training function with "
+                                    "dpaudit.mechanisms.user_trainer.UserTrainer).")
+    return found
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `dpsgd` subcommand."""
     parser = subparsers.add_parser("dpsgd", help="audit DP-SGD training with canaries (dpaudit's trainer or Opacus)")
     training = parser.add_argument_group("training")
-    training.add_argument("--target", choices=TARGETS, default=DPAUDIT, help="dpaudit's trainer or Opacus (default dpaudit)")
+    training.add_argument("--target", default=DPAUDIT, metavar="{" + ",".join(TARGETS) + ",module:attr}",
+                          help="dpaudit's trainer, Opacus, or module:attr naming a UserTrainer (default dpaudit)")
     training.add_argument("--bug", choices=BUGS, help="train a known-buggy variant of dpaudit's trainer")
     training.add_argument("--model", choices=MODELS, default=DEFAULTS.model, help="logreg or mlp (default logreg)")
     training.add_argument("--data", choices=DATASETS, default=DEFAULTS.data, help="digits or synthetic (default digits)")

@@ -55,5 +55,6 @@ def test_black_box_dirac_score_is_the_displacement_along_the_canary():
     gradients[0, 1], gradients[1, 3] = 5.0, 5.0
     final = np.zeros(MODEL.size)
     final[1], final[3] = -0.5, 0.25
-    scores = black_box_scores(np.zeros(MODEL.size), final, DPSGDCanaries("dirac", gradients=gradients), model=MODEL)
+    scores = black_box_scores(np.zeros(MODEL.size), final, DPSGDCanaries("dirac", gradients=gradients),
+                              losses=MODEL.loss_values)
     assert scores == pytest.approx([0.5, -0.25])
