@@ -26,8 +26,16 @@ def plain_text(table: Table, width: int = 100) -> str:
     return buffer.getvalue()
 
 
-def fmt(x: float | None) -> str:
-    """Return a number for a table: 4 significant digits, ∞, or n/a."""
+def fmt(x: float | None, *, decimals: int | None = None) -> str:
+    """Return a number for a table: n/a for None, ∞, else `decimals` fixed decimals or 4 significant digits.
+
+    With `decimals`, numbers below 10^−3 (but not 0) keep 4 significant
+    digits instead, so a small bound never prints as 0.000.
+    """
     if x is None:
         return "n/a"
-    return "∞" if math.isinf(x) else f"{x:.4g}"
+    if math.isinf(x):
+        return "∞"
+    if decimals is None or (0 < abs(x) < 1e-3):
+        return f"{x:.4g}"
+    return f"{x:.{decimals}f}"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import json
-import math
 import pathlib
 from typing import Any, Callable, Sequence
 
+from dpaudit.audit.render import fmt
 from dpaudit.audit.result import VIOLATION, AuditResult
 from dpaudit.audit.two_dataset import audit_mechanism
 from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms
@@ -89,12 +89,6 @@ def run_suite(
     return rows
 
 
-def _fmt(x: float | None) -> str:
-    if x is None:
-        return "n/a"
-    return "∞" if math.isinf(x) else f"{x:.3f}"
-
-
 COLUMNS = ("mechanism", "relation", "claim ε", "claim δ", "upper", "lower", "tightness",
            "verdict", "expected", "ok", "trials", "seconds")
 
@@ -103,8 +97,8 @@ def cells(row: SuiteRow) -> list[str]:
     """Return the table cells of one row, in the order of COLUMNS."""
     r = row.result
     return [
-        r.mechanism, row.relation, f"{r.claim.epsilon:g}", f"{r.claim.delta:g}", _fmt(r.upper_bound.epsilon),
-        _fmt(r.lower_bound.epsilon), _fmt(r.tightness), r.verdict, row.expected or "?",
+        r.mechanism, row.relation, f"{r.claim.epsilon:g}", f"{r.claim.delta:g}", fmt(r.upper_bound.epsilon, decimals=3),
+        fmt(r.lower_bound.epsilon, decimals=3), fmt(r.tightness, decimals=3), r.verdict, row.expected or "?",
         "yes" if row.as_expected else "NO", f"{r.lower_bound.trials:,}", f"{r.seconds:.1f}",
     ]
 

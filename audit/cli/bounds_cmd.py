@@ -12,6 +12,7 @@ from dp_accounting import dp_event
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
 from dpaudit.audit import theory
+from dpaudit.audit.render import fmt
 from dpaudit.audit.theory.composition import RDP_ORDERS
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
@@ -219,14 +220,6 @@ def _zcdp_rows(rho: float, delta: float) -> list[Row]:
     ]
 
 
-def _format(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    if math.isinf(value):
-        return "∞"
-    return f"{value:.5f}" if value >= 1e-3 or value == 0 else f"{value:.4g}"
-
-
 def render(title: str, rows: list[Row]) -> Table:
     """Return the rich table of `rows`."""
     table = Table(title=title)
@@ -235,7 +228,7 @@ def render(title: str, rows: list[Row]) -> Table:
         table.add_column(column, justify=justify)
     for row in rows:
         delta = "" if row.delta is None else f"{row.delta:.4g}"
-        table.add_row(row.bound, row.quantity, _format(row.value), delta, row.theorem)
+        table.add_row(row.bound, row.quantity, fmt(row.value, decimals=5), delta, row.theorem)
     return table
 
 
