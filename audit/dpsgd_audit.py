@@ -214,9 +214,7 @@ def _accounting(target: Any, trainer: Any, delta: float) -> tuple[str, dict[str,
         upper = None if target.event is None else upper_bound(target.event, delta=delta)
         return target.name, {}, target.claim, upper, {}
     config, rows = trainer.config, trainer.data.rows
-    claimed = claimed_event(config, rows)
-    facts: dict[str, Any] = {"model": config.model, "data": config.data, "sample_rate": trainer.sample_rate,
-                             "claim_rdp_epsilon": rdp_epsilon(claimed, config.delta)}
+    facts: dict[str, Any] = {"model": config.model, "data": config.data, "sample_rate": trainer.sample_rate}
     if target == OPACUS:
         from dpaudit.mechanisms.opacus_target import opacus_epsilon
 
@@ -226,7 +224,8 @@ def _accounting(target: Any, trainer: Any, delta: float) -> tuple[str, dict[str,
         claim = Claim(facts["opacus_prv_epsilon"], config.delta, Relation.ADD_REMOVE)
         name = "opacus"
     else:
-        actual = actual_event(config, rows)
+        claimed, actual = claimed_event(config, rows), actual_event(config, rows)
+        facts["claim_rdp_epsilon"] = rdp_epsilon(claimed, config.delta)
         claim = Claim(pld_epsilon(claimed, config.delta), config.delta, Relation.ADD_REMOVE)
         name = "dpsgd" + (f"_{config.bug}" if config.bug else "")
     return name, config.to_dict(), claim, upper_bound(actual, delta=delta), facts

@@ -1,6 +1,8 @@
 """Opacus as a target, Dask workers, and the CLI's one-sentence errors."""
 
 import json
+import re
+import shlex
 
 import pytest
 from dpaudit.audit.cli import main
@@ -29,6 +31,17 @@ def test_opacus_trains_with_input_canaries_and_reports_its_own_accountant(threat
     assert result.mechanism == "opacus" and result.claim.epsilon == result.attack["opacus_prv_epsilon"]
     assert result.attack["sample_rate"] == 1 / 8 and result.verdict == "consistent"
     assert result.upper_bound.epsilon == pytest.approx(result.claim.epsilon, abs=0.05)
+
+
+@pytest.mark.slow
+def test_opacus_is_not_flagged_over_20_seeds_of_its_docstring_command(capsys):
+    pytest.importorskip("opacus")
+    from dpaudit.mechanisms import opacus_target
+
+    argv = shlex.split(re.search(r"`dpaudit (dpsgd [^`]+)`", opacus_target.__doc__).group(1))
+    statuses = [main(argv + ["--seed", str(seed), "--json", "--quiet"]) for seed in range(20)]
+    capsys.readouterr()
+    assert statuses == [0] * 20
 
 
 def test_dask_workers_give_the_in_process_result(capsys):
