@@ -66,11 +66,23 @@ def mu_lower_bound(fp: Any, n0: Any, fn: Any, n1: Any, *, beta: float) -> np.nda
     (Nasr et al. 2023; no Gaussian assumption is needed for this statement).
     Arrays broadcast, one bound each.
     """
-    fpr_ub = rate_upper_bound(fp, n0, beta / 2)
-    fnr_ub = rate_upper_bound(fn, n1, beta / 2)
+    return np.maximum(mu_bound_objective(fp, n0, fn, n1, beta=beta), 0.0)
+
+
+def mu_bound_objective(fp: Any, n0: Any, fn: Any, n1: Any, *, beta: float) -> np.ndarray:
+    """Return `mu_lower_bound` before its clamp at 0, for ranking tests that certify nothing."""
+    return mu_from_rates(rate_upper_bound(fp, n0, beta / 2), rate_upper_bound(fn, n1, beta / 2))
+
+
+def mu_from_rates(fpr_ub: Any, fnr_ub: Any) -> np.ndarray:
+    """Return Φ⁻¹(1 − FPR_ub) − Φ⁻¹(FNR_ub), unclamped (−inf where a bound is 1).
+
+    With upper confidence bounds on the rates of any test, a positive value
+    is a μ the mechanism is not μ-GDP for (Dong, Roth, Su; Nasr et al. 2023).
+    """
     with np.errstate(invalid="ignore"):
-        mu = -ndtri(fpr_ub) - ndtri(fnr_ub)
-    return np.maximum(np.nan_to_num(mu, nan=0.0, neginf=0.0), 0.0)
+        mu = -ndtri(np.asarray(fpr_ub, dtype=float)) - ndtri(np.asarray(fnr_ub, dtype=float))
+    return np.nan_to_num(mu, nan=-np.inf, posinf=np.inf, neginf=-np.inf)
 
 
 def gdp_result(
@@ -140,7 +152,7 @@ def gdp_lower_bound(
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
     test = select_test(
         obs, strategy=strategy, beta=beta, rng=np.random.default_rng(rng),
-        bound=lambda fp, n0, fn, n1, b: mu_lower_bound(fp, n0, fn, n1, beta=b),
+        bound=lambda fp, n0, fn, n1, b: mu_bound_objective(fp, n0, fn, n1, beta=b),
     )
     return gdp_result(
         test.value, delta=delta, confidence=confidence, method="gdp", trials=test.n0 + test.n1,

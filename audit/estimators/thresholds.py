@@ -21,14 +21,19 @@ from typing import Any, Callable, Union
 
 import numpy as np
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
+from dpaudit.audit.estimators.clopper_pearson import epsilon_bound_objective
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
 from scipy.special import expit
 
 CountBound = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float], np.ndarray]
-"""`bound(fp, n0, fn, n1, beta)`: one certified value per test, from its error counts."""
+"""`bound(fp, n0, fn, n1, beta)`: one value per test from its error counts, not clamped at 0.
+
+A positive value is certified (w.p. ≥ 1 − beta for a fixed test); values ≤ 0
+certify nothing but still rank tests, so candidates are never ranked on a
+clamp that makes them all equal.
+"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -218,7 +223,7 @@ def _evaluate(
     values = np.asarray(bound(fp, np.full(fp.shape, n0), fn, np.full(fn.shape, n1), beta))
     best = int(np.argmax(values))
     return ThresholdTest(
-        threshold=float(grid[best]), value=float(values[best]), fp=int(fp[best]), n0=n0,
+        threshold=float(grid[best]), value=max(float(values[best]), 0.0), fp=int(fp[best]), n0=n0,
         fn=int(fn[best]), n1=n1, beta=beta, tried=tried, strategy=label,
     )
 
@@ -253,7 +258,8 @@ def threshold_lower_bound(
     beta = 1.0 - check_probability_open(confidence, "confidence", "threshold_lower_bound")
     test = select_test(
         obs, strategy=strategy, beta=beta, rng=np.random.default_rng(rng),
-        bound=lambda fp, n0, fn, n1, b: epsilon_lower_bound(fp, n0, fn, n1, delta=delta, beta=b),
+        bound=lambda fp, n0, fn, n1, b: epsilon_bound_objective(fp, n0, fn, n1, delta=delta,
+                                                                  beta=b),
     )
     return LowerBound(
         epsilon=test.value, confidence=confidence, method="clopper-pearson", delta=delta,
