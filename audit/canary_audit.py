@@ -35,7 +35,7 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.attacks.one_run_game import one_run_game
 from dpaudit.audit.estimators.gdp import gdp_lower_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound
+from dpaudit.audit.estimators.one_run_binomial import default_guess_counts, one_run_lower_bound
 from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
 from dpaudit.audit.estimators.thresholds import Split, ThresholdStrategy, threshold_lower_bound
 from dpaudit.audit.render import fmt, key_value_table, plain_text
@@ -54,9 +54,6 @@ CANARY_MODES = ("auto", "fixed", "random", "pair")
 VIOLATION_UNDER_ASSUMPTION = "violation-under-assumption"
 DEFAULT_DIM = 1000
 BASE_RECORDS = 100
-GUESS_FRACTIONS = (0.1, 0.2, 0.5, 1.0)
-
-
 @dataclasses.dataclass(frozen=True)
 class CanaryAuditResult:
     """The bound of one canary audit, with the game, estimator and evidence behind it.
@@ -244,12 +241,6 @@ def multi_run_bound(
     check_estimator(estimator, MULTI_RUN_ESTIMATORS, delta)
     bound = threshold_lower_bound if estimator == "threshold" else gdp_lower_bound
     return bound(obs, delta=delta, confidence=confidence, strategy=strategy, rng=rng)
-
-
-def default_guess_counts(m: int) -> list[tuple[int, int]]:
-    """Return the (k+, k−) rules tried by default: r = 10%, 20%, 50%, 100% of m, half IN and half OUT guesses."""
-    pairs = {(max(1, int(f * m) // 2), max(1, int(f * m) // 2)) for f in GUESS_FRACTIONS}
-    return sorted(pair for pair in pairs if sum(pair) <= m)
 
 
 def guess_counts_from(m: int, k_plus: int | None, k_minus: int | None) -> list[tuple[int, int]]:

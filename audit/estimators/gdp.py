@@ -20,6 +20,7 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.thresholds import Split, ThresholdStrategy, select_test
+from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open, check_real
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtri
@@ -55,6 +56,17 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     while gdp_log_delta(mu, high) > target:
         high *= 2.0
     return float(brentq(lambda e: gdp_log_delta(mu, e) - target, 0.0, high, xtol=1e-10))
+
+
+def check_gdp_delta(delta: object, owner: str) -> float:
+    """Return a validated δ in (0, 1): the ε of μ-GDP at δ = 0 is infinite for every μ > 0, so δ = 0 is refused."""
+    delta = check_delta(delta, owner)
+    if delta == 0.0:
+        raise InvalidParameterError(
+            f"{owner} reports the ε of μ-GDP at δ, which is infinite at δ = 0 for every μ > 0; "
+            "pass a delta > 0 (e.g. 1e-5), or use a pure-ε estimator such as threshold_lower_bound."
+        )
+    return delta
 
 
 def mu_lower_bound(fp: Any, n0: Any, fn: Any, n1: Any, *, beta: float) -> np.ndarray:
@@ -124,7 +136,7 @@ def gdp_from_counts(
     n0, n1 = check_int(n0, "n0", owner), check_int(n1, "n1", owner)
     fp = check_int(fp, "fp", owner, low=0)
     fn = check_int(fn, "fn", owner, low=0)
-    delta = check_delta(delta, owner)
+    delta = check_gdp_delta(delta, owner)
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
     mu = float(mu_lower_bound(fp, n0, fn, n1, beta=beta))
     return gdp_result(
@@ -148,7 +160,7 @@ def gdp_lower_bound(
     mechanism's ε only under the Gaussian trade-off assumption (Nasr et al. 2023).
     """
     owner = "gdp_lower_bound"
-    delta = check_delta(delta, owner)
+    delta = check_gdp_delta(delta, owner)
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
     test = select_test(
         obs, strategy=strategy, beta=beta, rng=np.random.default_rng(rng),

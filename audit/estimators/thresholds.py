@@ -27,6 +27,8 @@ from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
 from scipy.special import expit
 
+DEFAULT_BONFERRONI_COUNT = 20
+
 CountBound = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float], np.ndarray]
 """`bound(fp, n0, fn, n1, beta)`: one value per test from its error counts, not clamped at 0.
 
@@ -58,7 +60,7 @@ class Bonferroni:
     all canaries then estimate) or `count` = K (the grid is K quantiles of
     the pooled scores of a random `fraction` of the canaries, at levels
     evenly spaced in logit so that both tails are covered; those canaries are
-    then left out of the estimation).
+    then left out of the estimation). With neither, K = DEFAULT_BONFERRONI_COUNT.
     """
 
     thresholds: tuple[float, ...] = ()
@@ -66,6 +68,8 @@ class Bonferroni:
     fraction: float = 0.1
 
     def __post_init__(self) -> None:
+        if not len(self.thresholds) and not self.count:
+            object.__setattr__(self, "count", DEFAULT_BONFERRONI_COUNT)
         try:
             grid = tuple(float(t) for t in np.asarray(self.thresholds, dtype=float).reshape(-1))
         except (TypeError, ValueError):
@@ -74,7 +78,7 @@ class Bonferroni:
         if bool(grid) == bool(self.count):
             raise InvalidParameterError(
                 "Bonferroni needs either a grid of 'thresholds' or a 'count' of quantile "
-                "thresholds, not both and not neither."
+                "thresholds, not both."
             )
         if grid and not np.all(np.isfinite(grid)):
             raise InvalidParameterError("Bonferroni needs finite thresholds.")
@@ -206,13 +210,14 @@ def tail_candidates(scores: np.ndarray, per_side: int = 400) -> np.ndarray:
 def tail_quantiles(scores: np.ndarray, count: int) -> np.ndarray:
     """Return `count` quantiles of `scores` at levels evenly spaced in logit from 1/n to 1 − 1/n.
 
-    The spacing reaches into both tails, where large ε is certified.
+    The spacing reaches into both tails, where large ε is certified. Each is
+    a score (no interpolation), so ±inf scores never give a NaN threshold.
     """
     n = scores.size
     if count == 1:
-        return np.quantile(scores, [0.5])
+        return np.quantile(scores, [0.5], method="inverted_cdf")
     span = np.log(max(n - 1, 1))
-    return np.quantile(scores, expit(np.linspace(-span, span, count)))
+    return np.quantile(scores, expit(np.linspace(-span, span, count)), method="inverted_cdf")
 
 
 def _evaluate(

@@ -109,7 +109,7 @@ def test_null_scores_certify_zero_except_at_rate_beta(strategy, confidence):
 
 @pytest.mark.parametrize(
     "make",
-    [lambda: Split(fraction=0.0), lambda: Bonferroni(),
+    [lambda: Split(fraction=0.0),
      lambda: Bonferroni(thresholds=(1.0,), count=2), lambda: Bonferroni(thresholds=(np.inf,)),
      lambda: Bonferroni(count=-1), lambda: Bonferroni(thresholds=("a",))],
 )
@@ -151,10 +151,9 @@ def _top_leak_obs(m: int) -> Observations:
     return Observations.from_in_out(leaked, base)
 
 
-@pytest.mark.parametrize("strategy", [Split(), Bonferroni(count=20)])
-@pytest.mark.parametrize("seed", range(3))
-def test_top_one_percent_leak_is_found_when_every_candidate_clamps_to_zero(strategy, seed):
+@pytest.mark.parametrize("seed", range(6))
+def test_top_one_percent_leak_is_found_when_every_candidate_clamps_to_zero(seed):
     """At m = 10⁴ every candidate's projected bound is ≤ 0; ranking on the clamp picked the lowest threshold."""
-    lb = threshold_lower_bound(_top_leak_obs(10_000), delta=1e-5, strategy=strategy, rng=seed)
+    lb = threshold_lower_bound(_top_leak_obs(10_000), delta=1e-5, strategy=Split(), rng=seed)
     assert lb.epsilon > 0.0
     assert lb.details["threshold"] > 3.0
