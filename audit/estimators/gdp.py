@@ -19,7 +19,7 @@ import numpy as np
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.estimators.thresholds import Split, ThresholdStrategy, select_test
+from dpaudit.audit.estimators.thresholds import SimultaneousBands, ThresholdStrategy, select_test
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open, check_real
 from scipy.optimize import brentq
@@ -150,10 +150,10 @@ def gdp_lower_bound(
     *,
     delta: float,
     confidence: float = 0.95,
-    strategy: ThresholdStrategy = Split(),
+    strategy: ThresholdStrategy = SimultaneousBands(),
     rng: np.random.Generator | int,
 ) -> LowerBound:
-    """Return the GDP bound of the best threshold test on `obs`, paid for by `strategy`.
+    """Return the GDP bound of the best threshold test on `obs`, paid for by `strategy` (bands by default).
 
     With probability ≥ `confidence` the mechanism is not μ-GDP for μ <
     details['mu']; the ε is that of μ-GDP at `delta` and bounds the
@@ -164,7 +164,7 @@ def gdp_lower_bound(
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
     test = select_test(
         obs, strategy=strategy, beta=beta, rng=np.random.default_rng(rng),
-        bound=lambda fp, n0, fn, n1, b: mu_bound_objective(fp, n0, fn, n1, beta=b),
+        objective=mu_from_rates,
     )
     return gdp_result(
         test.value, delta=delta, confidence=confidence, method="gdp", trials=test.n0 + test.n1,
