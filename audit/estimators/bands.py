@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
+from dpaudit.mechanisms.validation import check_int, check_probability_open
 from scipy.optimize import brentq
 from scipy.signal import convolve
 from scipy.special import betaincinv
@@ -221,4 +222,6 @@ def rate_band(n: int, beta: float) -> np.ndarray:
     for the proof. u[n] = 1. Calibrated for this n exactly (not
     asymptotically) and cached; read-only.
     """
-    return _rate_band(int(n), float(beta))
+    n = check_int(n, "n", "rate_band")
+    beta = check_probability_open(beta, "beta", "rate_band")
+    return _rate_band(n, beta)

@@ -107,3 +107,24 @@ def test_gdp_with_bands_is_sound_on_gaussian_grid_scores():
     oracle = mu_lower_bound(norm.sf(thresholds) * n, n, norm.cdf(thresholds - mu) * n, n, beta=0.05).max()
     assert lb.details["mu"] <= mu
     assert lb.details["mu"] >= 0.9 * oracle
+
+
+def test_a_tabulated_size_costs_one_exact_evaluation(monkeypatch):
+    calls = []
+    exact = bands.band_coverage
+
+    def counting(*args):
+        calls.append(1)
+        return exact(*args)
+
+    monkeypatch.setattr(bands, "band_coverage", counting)
+    level = bands.calibrated_level.__wrapped__(54_321, 0.025)
+    assert len(calls) == 1 and 0.0 < level < 0.025
+
+
+@pytest.mark.parametrize("n, beta", [(0, 0.05), (10, 0.0), (10, 1.0), (2.5, 0.05)])
+def test_rate_band_refuses_bad_input_with_a_sentence(n, beta):
+    from dpaudit.mechanisms.errors import DPAuditError
+
+    with pytest.raises(DPAuditError):
+        bands.rate_band(n, beta)
