@@ -97,8 +97,13 @@ def local_weights(n: int, ranks: np.ndarray) -> np.ndarray:
 
 
 def band_values(n: int, ranks: np.ndarray, alpha: float) -> np.ndarray:
-    """Return c_j: the upper (α·w_j)-quantile of Beta(j, n − j + 1), the law of the j-th smallest of n uniforms."""
-    return betaincinv(ranks, n - ranks + 1, 1.0 - alpha * local_weights(n, ranks))
+    """Return c_j: the upper (α·w_j)-quantile of Beta(j, n − j + 1), the law of the j-th smallest of n uniforms.
+
+    Made non-decreasing by a running minimum from the right, which changes
+    no constraint's event: V_(i) ≤ V_(j) ≤ c_j for i < j.
+    """
+    values = betaincinv(ranks, n - ranks + 1, 1.0 - alpha * local_weights(n, ranks))
+    return np.minimum.accumulate(values[::-1])[::-1]
 
 
 def band_coverage(n: int, ranks: np.ndarray, values: np.ndarray) -> float:
