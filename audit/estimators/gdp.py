@@ -36,7 +36,8 @@ def gdp_log_delta(mu: float, epsilon: float) -> float:
     """
     a = log_ndtr(-epsilon / mu + mu / 2)
     b = epsilon + log_ndtr(-epsilon / mu - mu / 2)
-    return float(a + np.log1p(-np.exp(min(b - a, 0.0))))
+    with np.errstate(divide="ignore"):  # δ(ε) below the smallest double: log δ = −inf
+        return float(a + np.log1p(-np.exp(min(b - a, 0.0))))
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:
