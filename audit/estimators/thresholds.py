@@ -207,14 +207,14 @@ def _band_test(
 ) -> ThresholdTest:
     thresholds = np.unique(np.append(obs.scores, np.inf))
     fp, n0, fn, n1 = error_counts(obs, thresholds)
-    values = np.asarray(objective(rate_band(n0, beta / 2)[fp], rate_band(n1, beta / 2)[fn]))
+    fpr_upper, fnr_upper = rate_band(n0, beta / 2)[fp], rate_band(n1, beta / 2)[fn]
+    values = np.asarray(objective(fpr_upper, fnr_upper))
     best = int(np.argmax(values))
     return ThresholdTest(
         threshold=float(thresholds[best]), value=max(float(values[best]), 0.0), fp=int(fp[best]),
         n0=n0, fn=int(fn[best]), n1=n1, beta=beta / 2, tried=thresholds.size,
         strategy=strategy.describe(),
-        extra={"fpr_upper": float(rate_band(n0, beta / 2)[fp[best]]),
-               "fnr_upper": float(rate_band(n1, beta / 2)[fn[best]]),
+        extra={"fpr_upper": float(fpr_upper[best]), "fnr_upper": float(fnr_upper[best]),
                "band_local_level": [calibrated_level(n0, beta / 2), calibrated_level(n1, beta / 2)]},
     )
 
