@@ -26,7 +26,8 @@ class Observations:
     """Scores (float, higher = "member"/"D1") and truth (bool, True = member/IN), one per canary.
 
     Both arrays are one-dimensional, of the same non-zero length, and stored
-    read-only; scores must be finite.
+    read-only; scores must not be NaN (±inf are allowed: they order like any
+    other score, e.g. a score that is a log-likelihood ratio of 0 or 1).
     """
 
     scores: np.ndarray
@@ -42,10 +43,10 @@ class Observations:
                 f"Observations need one truth value per score; got {scores.size} scores "
                 f"and {truth.size} truth values."
             )
-        if not np.all(np.isfinite(scores)):
+        if np.any(np.isnan(scores)):
             raise InvalidParameterError(
-                f"Observations need finite scores; got {int(np.sum(~np.isfinite(scores)))} "
-                "NaN or infinite values."
+                f"Observations need scores that are numbers; got {int(np.sum(np.isnan(scores)))} "
+                "NaN values (they cannot be ordered against the others)."
             )
         scores.setflags(write=False)
         truth.setflags(write=False)
@@ -54,9 +55,8 @@ class Observations:
 
     @classmethod
     def from_in_out(cls, in_scores: Any, out_scores: Any) -> Observations:
-        """Return Observations holding the IN canaries' scores first, then the OUT ones."""
-        in_scores = np.asarray(in_scores, dtype=float).reshape(-1)
-        out_scores = np.asarray(out_scores, dtype=float).reshape(-1)
+        """Return Observations holding the IN canaries' scores first, then the OUT ones (one-dimensional each)."""
+        in_scores, out_scores = _as_scores(in_scores), _as_scores(out_scores)
         truth = np.concatenate([np.ones(in_scores.size, bool), np.zeros(out_scores.size, bool)])
         return cls(scores=np.concatenate([in_scores, out_scores]), truth=truth)
 

@@ -35,9 +35,9 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.attacks.one_run_game import one_run_game
 from dpaudit.audit.estimators.gdp import gdp_lower_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound
+from dpaudit.audit.estimators.one_run_binomial import default_guess_counts, one_run_lower_bound
 from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
-from dpaudit.audit.estimators.thresholds import Split, ThresholdStrategy, threshold_lower_bound
+from dpaudit.audit.estimators.thresholds import SimultaneousBands, ThresholdStrategy, threshold_lower_bound
 from dpaudit.audit.render import fmt, key_value_table, plain_text
 from dpaudit.audit.result import CONSISTENT, VIOLATION, refutes
 from dpaudit.audit.theory.upper_bound import UpperBound
@@ -54,9 +54,6 @@ CANARY_MODES = ("auto", "fixed", "random", "pair")
 VIOLATION_UNDER_ASSUMPTION = "violation-under-assumption"
 DEFAULT_DIM = 1000
 BASE_RECORDS = 100
-GUESS_FRACTIONS = (0.1, 0.2, 0.5, 1.0)
-
-
 @dataclasses.dataclass(frozen=True)
 class CanaryAuditResult:
     """The bound of one canary audit, with the game, estimator and evidence behind it.
@@ -246,12 +243,6 @@ def multi_run_bound(
     return bound(obs, delta=delta, confidence=confidence, strategy=strategy, rng=rng)
 
 
-def default_guess_counts(m: int) -> list[tuple[int, int]]:
-    """Return the (k+, k−) rules tried by default: r = 10%, 20%, 50%, 100% of m, half IN and half OUT guesses."""
-    pairs = {(max(1, int(f * m) // 2), max(1, int(f * m) // 2)) for f in GUESS_FRACTIONS}
-    return sorted(pair for pair in pairs if sum(pair) <= m)
-
-
 def guess_counts_from(m: int, k_plus: int | None, k_minus: int | None) -> list[tuple[int, int]]:
     """Return [(k+, k−)] when either is given (the other 0), else `default_guess_counts(m)`."""
     if k_plus is None and k_minus is None:
@@ -308,7 +299,7 @@ def audit_canaries(
     norm: float | None = None,
     confidence: float = 0.95,
     delta: float | None = None,
-    strategy: ThresholdStrategy = Split(),
+    strategy: ThresholdStrategy = SimultaneousBands(),
     seed: int = 0,
 ) -> CanaryAuditResult:
     """Return the multi-run membership audit of `mech`: R runs, each with or without one canary.
@@ -383,7 +374,7 @@ def audit_observations(
     confidence: float = 0.95,
     k_plus: int | None = None,
     k_minus: int | None = None,
-    strategy: ThresholdStrategy = Split(),
+    strategy: ThresholdStrategy = SimultaneousBands(),
     claim: Claim | None = None,
     seed: int = 0,
     label: str = "saved scores",

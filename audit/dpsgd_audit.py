@@ -37,7 +37,7 @@ from dpaudit.audit.canary_audit import (
     one_run_bound,
     seed_streams,
 )
-from dpaudit.audit.estimators.thresholds import Split, ThresholdStrategy
+from dpaudit.audit.estimators.thresholds import SimultaneousBands, ThresholdStrategy
 from dpaudit.audit.progress import trial_progress
 from dpaudit.audit.run_store import RunStore
 from dpaudit.audit.theory.upper_bound import UpperBound, upper_bound
@@ -86,7 +86,7 @@ def audit_dpsgd(
     delta: float | None = None,
     k_plus: int | None = None,
     k_minus: int | None = None,
-    strategy: ThresholdStrategy = Split(),
+    strategy: ThresholdStrategy = SimultaneousBands(),
     execution: Execution = Execution(),
     seed: int = 0,
 ) -> CanaryAuditResult:

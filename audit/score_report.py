@@ -32,6 +32,12 @@ def _roc(in_scores: np.ndarray, out_scores: np.ndarray) -> tuple[np.ndarray, np.
     return fpr, tpr
 
 
+def _bins(scores: np.ndarray) -> np.ndarray:
+    """Return 61 histogram edges spanning the finite scores (±inf scores have no place on a finite axis)."""
+    finite = scores[np.isfinite(scores)]
+    return np.histogram_bin_edges(finite if finite.size else np.zeros(1), bins=60)
+
+
 def score_figure(result: CanaryAuditResult) -> Figure:
     """Return the figure of `result`: IN/OUT score histograms and the ROC curve beside the claim's line."""
     obs = result.observations
@@ -40,9 +46,10 @@ def score_figure(result: CanaryAuditResult) -> Figure:
     if obs is None or obs.n_in == 0 or obs.n_out == 0:
         left.text(0.5, 0.5, "no scores of both kinds", ha="center")
         return figure
-    bins = np.histogram_bin_edges(obs.scores, bins=60)
-    left.hist(obs.out_scores, bins=bins, alpha=0.6, color="#1f77b4", label=f"OUT ({obs.n_out:,})")
-    left.hist(obs.in_scores, bins=bins, alpha=0.6, color="#d62728", label=f"IN ({obs.n_in:,})")
+    bins = _bins(obs.scores)
+    shown = np.clip(obs.scores, bins[0], bins[-1])  # ±inf scores drawn in the end bins
+    left.hist(shown[~obs.truth], bins=bins, alpha=0.6, color="#1f77b4", label=f"OUT ({obs.n_out:,})")
+    left.hist(shown[obs.truth], bins=bins, alpha=0.6, color="#d62728", label=f"IN ({obs.n_in:,})")
     left.set_xlabel(f"score [{result.scorer}]")
     left.set_ylabel("count")
     left.legend(fontsize=8)

@@ -54,18 +54,28 @@ def _raise_to_root(count: np.ndarray, n: np.ndarray, beta: float, upper: np.ndar
     return fixed
 
 
-def epsilon_from_rates(fpr, fnr, delta: float = 0.0):
-    """Return max{log((1−δ−FPR)/FNR), log((1−δ−FNR)/FPR), 0} (KOV Thm 2.1), elementwise.
+def epsilon_objective(fpr, fnr, delta: float = 0.0):
+    """Return max{log((1−δ−FPR)/FNR), log((1−δ−FNR)/FPR)} (KOV Thm 2.1), elementwise, unclamped.
 
-    With *upper confidence bounds* for FPR and FNR this is an ε lower bound
-    for (ε, δ)-DP at the confidence of those bounds.
+    −inf where neither numerator is positive. Negative values still rank
+    tests (a test nearer to certifying scores higher), which the clamped
+    `epsilon_from_rates` cannot do.
     """
     fpr = np.asarray(fpr, dtype=float)
     fnr = np.asarray(fnr, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         a = np.log(np.maximum(1.0 - delta - fpr, 0.0) / fnr)
         b = np.log(np.maximum(1.0 - delta - fnr, 0.0) / fpr)
-    return np.maximum(np.nan_to_num(np.maximum(a, b), nan=0.0, neginf=0.0), 0.0)
+    return np.nan_to_num(np.maximum(a, b), nan=-np.inf, posinf=np.inf, neginf=-np.inf)
+
+
+def epsilon_from_rates(fpr, fnr, delta: float = 0.0):
+    """Return max{log((1−δ−FPR)/FNR), log((1−δ−FNR)/FPR), 0} (KOV Thm 2.1), elementwise.
+
+    With *upper confidence bounds* for FPR and FNR this is an ε lower bound
+    for (ε, δ)-DP at the confidence of those bounds.
+    """
+    return np.maximum(epsilon_objective(fpr, fnr, delta), 0.0)
 
 
 def epsilon_lower_bound(fp, n0, fn, n1, *, delta: float = 0.0, beta: float = 0.05):
@@ -75,6 +85,15 @@ def epsilon_lower_bound(fp, n0, fn, n1, *, delta: float = 0.0, beta: float = 0.0
     D1 outside it). Each rate gets a Clopper–Pearson upper bound at β/2; the
     result holds with probability ≥ 1 − β. Arrays broadcast (one bound each).
     """
-    return epsilon_from_rates(
+    return np.maximum(epsilon_bound_objective(fp, n0, fn, n1, delta=delta, beta=beta), 0.0)
+
+
+def epsilon_bound_objective(fp, n0, fn, n1, *, delta: float = 0.0, beta: float = 0.05):
+    """Return `epsilon_lower_bound` before its clamp at 0 (−inf where nothing is certified).
+
+    For ranking candidate tests: among tests that all certify nothing, the
+    one nearest to certifying ranks first.
+    """
+    return epsilon_objective(
         rate_upper_bound(fp, n0, beta / 2), rate_upper_bound(fn, n1, beta / 2), delta
     )

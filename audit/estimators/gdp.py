@@ -19,7 +19,8 @@ import numpy as np
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.estimators.thresholds import Split, ThresholdStrategy, select_test
+from dpaudit.audit.estimators.thresholds import SimultaneousBands, ThresholdStrategy, select_test
+from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open, check_real
 from scipy.optimize import brentq
 from scipy.special import log_ndtr, ndtri
@@ -35,7 +36,8 @@ def gdp_log_delta(mu: float, epsilon: float) -> float:
     """
     a = log_ndtr(-epsilon / mu + mu / 2)
     b = epsilon + log_ndtr(-epsilon / mu - mu / 2)
-    return float(a + np.log1p(-np.exp(min(b - a, 0.0))))
+    with np.errstate(divide="ignore"):  # δ(ε) below the smallest double: log δ = −inf
+        return float(a + np.log1p(-np.exp(min(b - a, 0.0))))
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:
@@ -57,6 +59,17 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     return float(brentq(lambda e: gdp_log_delta(mu, e) - target, 0.0, high, xtol=1e-10))
 
 
+def check_gdp_delta(delta: object, owner: str) -> float:
+    """Return a validated δ in (0, 1): the ε of μ-GDP at δ = 0 is infinite for every μ > 0, so δ = 0 is refused."""
+    delta = check_delta(delta, owner)
+    if delta == 0.0:
+        raise InvalidParameterError(
+            f"{owner} reports the ε of μ-GDP at δ, which is infinite at δ = 0 for every μ > 0; "
+            "pass a delta > 0 (e.g. 1e-5), or use a pure-ε estimator such as threshold_lower_bound."
+        )
+    return delta
+
+
 def mu_lower_bound(fp: Any, n0: Any, fn: Any, n1: Any, *, beta: float) -> np.ndarray:
     """Return max(0, Φ⁻¹(1 − FPR_ub) − Φ⁻¹(FNR_ub)) for fixed tests.
 
@@ -66,11 +79,23 @@ def mu_lower_bound(fp: Any, n0: Any, fn: Any, n1: Any, *, beta: float) -> np.nda
     (Nasr et al. 2023; no Gaussian assumption is needed for this statement).
     Arrays broadcast, one bound each.
     """
-    fpr_ub = rate_upper_bound(fp, n0, beta / 2)
-    fnr_ub = rate_upper_bound(fn, n1, beta / 2)
+    return np.maximum(mu_bound_objective(fp, n0, fn, n1, beta=beta), 0.0)
+
+
+def mu_bound_objective(fp: Any, n0: Any, fn: Any, n1: Any, *, beta: float) -> np.ndarray:
+    """Return `mu_lower_bound` before its clamp at 0, for ranking tests that certify nothing."""
+    return mu_from_rates(rate_upper_bound(fp, n0, beta / 2), rate_upper_bound(fn, n1, beta / 2))
+
+
+def mu_from_rates(fpr_ub: Any, fnr_ub: Any) -> np.ndarray:
+    """Return Φ⁻¹(1 − FPR_ub) − Φ⁻¹(FNR_ub), unclamped (−inf where a bound is 1).
+
+    With upper confidence bounds on the rates of any test, a positive value
+    is a μ the mechanism is not μ-GDP for (Dong, Roth, Su; Nasr et al. 2023).
+    """
     with np.errstate(invalid="ignore"):
-        mu = -ndtri(fpr_ub) - ndtri(fnr_ub)
-    return np.maximum(np.nan_to_num(mu, nan=0.0, neginf=0.0), 0.0)
+        mu = -ndtri(np.asarray(fpr_ub, dtype=float)) - ndtri(np.asarray(fnr_ub, dtype=float))
+    return np.nan_to_num(mu, nan=-np.inf, posinf=np.inf, neginf=-np.inf)
 
 
 def gdp_result(
@@ -112,7 +137,7 @@ def gdp_from_counts(
     n0, n1 = check_int(n0, "n0", owner), check_int(n1, "n1", owner)
     fp = check_int(fp, "fp", owner, low=0)
     fn = check_int(fn, "fn", owner, low=0)
-    delta = check_delta(delta, owner)
+    delta = check_gdp_delta(delta, owner)
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
     mu = float(mu_lower_bound(fp, n0, fn, n1, beta=beta))
     return gdp_result(
@@ -126,21 +151,21 @@ def gdp_lower_bound(
     *,
     delta: float,
     confidence: float = 0.95,
-    strategy: ThresholdStrategy = Split(),
+    strategy: ThresholdStrategy = SimultaneousBands(),
     rng: np.random.Generator | int,
 ) -> LowerBound:
-    """Return the GDP bound of the best threshold test on `obs`, paid for by `strategy`.
+    """Return the GDP bound of the best threshold test on `obs`, paid for by `strategy` (bands by default).
 
     With probability ≥ `confidence` the mechanism is not μ-GDP for μ <
     details['mu']; the ε is that of μ-GDP at `delta` and bounds the
     mechanism's ε only under the Gaussian trade-off assumption (Nasr et al. 2023).
     """
     owner = "gdp_lower_bound"
-    delta = check_delta(delta, owner)
+    delta = check_gdp_delta(delta, owner)
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
     test = select_test(
         obs, strategy=strategy, beta=beta, rng=np.random.default_rng(rng),
-        bound=lambda fp, n0, fn, n1, b: mu_lower_bound(fp, n0, fn, n1, beta=b),
+        objective=mu_from_rates,
     )
     return gdp_result(
         test.value, delta=delta, confidence=confidence, method="gdp", trials=test.n0 + test.n1,

@@ -31,6 +31,16 @@ from scipy.special import expit
 from scipy.stats import binom
 
 GAME_REQUIREMENT = "each canary included independently with probability 1/2"
+GUESS_FRACTIONS = (0.1, 0.2, 0.5, 1.0)
+
+
+def default_guess_counts(m: int) -> list[tuple[int, int]]:
+    """Return the (k+, k−) rules tried by default: r = 10%, 20%, 50%, 100% of m, half IN and half OUT guesses.
+
+    They depend on m alone, so they are fixed before the scores are seen.
+    """
+    pairs = {(max(1, int(f * m) // 2), max(1, int(f * m) // 2)) for f in GUESS_FRACTIONS}
+    return sorted(pair for pair in pairs if sum(pair) <= m)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,7 +63,12 @@ class Guesses:
 
 
 def check_guess_counts(guess_counts: Any, canaries: int, owner: str) -> list[tuple[int, int]]:
-    """Return `guess_counts` as a non-empty list of (k+, k−) pairs with 1 ≤ k+ + k− ≤ canaries."""
+    """Return `guess_counts` as a non-empty list of (k+, k−) pairs with 1 ≤ k+ + k− ≤ canaries.
+
+    None means `default_guess_counts(canaries)`.
+    """
+    if guess_counts is None:
+        return default_guess_counts(canaries)
     try:
         pairs = [(int(kp), int(km)) for kp, km in guess_counts]
     except (TypeError, ValueError):
@@ -163,13 +178,13 @@ def one_run_lower_bound(
     *,
     delta: float,
     confidence: float = 0.95,
-    guess_counts: Sequence[tuple[int, int]],
+    guess_counts: Sequence[tuple[int, int]] | None = None,
     rng: np.random.Generator | int,
 ) -> LowerBound:
     """Return the assumption-free one-run ε lower bound (Steinke, Nasr, Jagielski 2023).
 
     `guess_counts` lists the (k+, k−) rules, fixed before the scores were
-    seen; with several, β = 1 − confidence is split evenly among them
+    seen (`default_guess_counts(m)` when None); with several, β = 1 − confidence is split evenly among them
     (Bonferroni) and the best is reported. With probability ≥ `confidence`,
     the mechanism is not (ε', δ)-DP with respect to one canary for any ε' <
     the returned ε, provided the truth was drawn as the game requires (each
@@ -178,6 +193,7 @@ def one_run_lower_bound(
     owner = "one_run_lower_bound"
     delta = check_delta(delta, owner)
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
+    obs.require_both_classes("The one-run estimator")
     pairs = check_guess_counts(guess_counts, obs.size, owner)
     each = beta / len(pairs)
     outcomes = make_guesses(obs, guess_counts=pairs, rng=np.random.default_rng(rng))

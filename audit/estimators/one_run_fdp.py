@@ -32,7 +32,7 @@ from typing import Sequence
 
 import numpy as np
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.estimators.gdp import gdp_result
+from dpaudit.audit.estimators.gdp import check_gdp_delta, gdp_result
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.one_run_binomial import (
     GAME_REQUIREMENT,
@@ -42,7 +42,7 @@ from dpaudit.audit.estimators.one_run_binomial import (
     largest_rejected,
     make_guesses,
 )
-from dpaudit.mechanisms.validation import check_delta, check_probability_open
+from dpaudit.mechanisms.validation import check_probability_open
 
 _NORMAL = NormalDist()
 
@@ -85,21 +85,23 @@ def one_run_fdp_lower_bound(
     *,
     delta: float,
     confidence: float = 0.95,
-    guess_counts: Sequence[tuple[int, int]],
+    guess_counts: Sequence[tuple[int, int]] | None = None,
     rng: np.random.Generator | int,
 ) -> LowerBound:
     """Return the one-run f-DP bound on μ (Mahloujifar, Melis, Chaudhuri) and its ε at δ.
 
-    `guess_counts` lists the (k+, k−) rules fixed before the scores were seen;
-    with several, β = 1 − confidence is split evenly among them. With
+    `guess_counts` lists the (k+, k−) rules fixed before the scores were seen
+    (`default_guess_counts(m)` when None); with several, β = 1 − confidence is
+    split evenly among them. δ must be > 0 (the ε of μ-GDP at δ = 0 is infinite). With
     probability ≥ `confidence`, the mechanism is not μ-GDP for any μ <
     details['mu'] (no assumption); the ε is that of μ-GDP at `delta` and
     bounds the mechanism's ε only if its trade-off curve is Gaussian.
     Requires the game's truth: each canary IN independently with probability 1/2.
     """
     owner = "one_run_fdp_lower_bound"
-    delta = check_delta(delta, owner)
+    delta = check_gdp_delta(delta, owner)
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
+    obs.require_both_classes("The one-run f-DP estimator")
     pairs = check_guess_counts(guess_counts, obs.size, owner)
     each = beta / len(pairs)
     outcomes = make_guesses(obs, guess_counts=pairs, rng=np.random.default_rng(rng))

@@ -5,9 +5,12 @@ FNR = share of IN scores < t. Kairouz, Oh, Viswanath (ICML 2015, Thm 2.1) turn
 the rates of any fixed test into an ε lower bound; Jagielski, Ullman, Oprea
 (NeurIPS 2020) make it a confidence bound with Clopper–Pearson upper bounds.
 A threshold picked by looking at the same scores is not fixed, so its choice
-is paid for by one of two strategies, small frozen objects in the manner of
+is paid for by one of three strategies, small frozen objects in the manner of
 jax_privacy's auditing module:
 
+- `SimultaneousBands` (the default): upper bounds on FPR and FNR that hold
+  for every threshold at once (`bands.rate_band`, β/2 per class), so the
+  best threshold is chosen on all the canaries, with no split.
 - `Split`: choose the threshold on a random selection part of the canaries,
   bound its rates on the other, untouched part (full β on one test).
 - `Bonferroni`: evaluate K thresholds fixed in advance (given, or quantiles of
@@ -17,18 +20,44 @@ jax_privacy's auditing module:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Union
+from typing import Any, Callable, Mapping, Union
 
 import numpy as np
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
+from dpaudit.audit.estimators.bands import calibrated_level, rate_band
+from dpaudit.audit.estimators.clopper_pearson import epsilon_objective, rate_upper_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
 from scipy.special import expit
 
+DEFAULT_BONFERRONI_COUNT = 20
+
+RateObjective = Callable[[np.ndarray, np.ndarray], np.ndarray]
+"""`objective(fpr_upper, fnr_upper)`: one value per test from upper bounds on its rates, not clamped at 0.
+
+A positive value is certified when the rate bounds hold; values ≤ 0
+certify nothing but still rank tests, so candidates are never ranked on a
+clamp that makes them all equal.
+"""
+
 CountBound = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float], np.ndarray]
-"""`bound(fp, n0, fn, n1, beta)`: one certified value per test, from its error counts."""
+"""`bound(fp, n0, fn, n1, beta)`: the objective at Clopper–Pearson bounds (β/2 per rate) of fixed tests."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SimultaneousBands:
+    """Choose the threshold on all the canaries; bound its rates with bands valid for every threshold.
+
+    Each class gets a one-sided exact band (`bands.rate_band`) at β/2, so
+    with probability ≥ 1 − β (union bound; no independence between the
+    classes is needed) every threshold's FPR and FNR lie below their band
+    values, whichever threshold the data then favour.
+    """
+
+    def describe(self) -> str:
+        """Return a short label for reports."""
+        return "simultaneous-bands"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,7 +82,7 @@ class Bonferroni:
     all canaries then estimate) or `count` = K (the grid is K quantiles of
     the pooled scores of a random `fraction` of the canaries, at levels
     evenly spaced in logit so that both tails are covered; those canaries are
-    then left out of the estimation).
+    then left out of the estimation). With neither, K = DEFAULT_BONFERRONI_COUNT.
     """
 
     thresholds: tuple[float, ...] = ()
@@ -61,6 +90,8 @@ class Bonferroni:
     fraction: float = 0.1
 
     def __post_init__(self) -> None:
+        if not len(self.thresholds) and not self.count:
+            object.__setattr__(self, "count", DEFAULT_BONFERRONI_COUNT)
         try:
             grid = tuple(float(t) for t in np.asarray(self.thresholds, dtype=float).reshape(-1))
         except (TypeError, ValueError):
@@ -69,7 +100,7 @@ class Bonferroni:
         if bool(grid) == bool(self.count):
             raise InvalidParameterError(
                 "Bonferroni needs either a grid of 'thresholds' or a 'count' of quantile "
-                "thresholds, not both and not neither."
+                "thresholds, not both."
             )
         if grid and not np.all(np.isfinite(grid)):
             raise InvalidParameterError("Bonferroni needs finite thresholds.")
@@ -89,7 +120,7 @@ class Bonferroni:
         return f"bonferroni({self.count} quantiles of {self.fraction:g})"
 
 
-ThresholdStrategy = Union[Split, Bonferroni]
+ThresholdStrategy = Union[SimultaneousBands, Split, Bonferroni]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,13 +141,14 @@ class ThresholdTest:
     beta: float
     tried: int
     strategy: str
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def details(self) -> dict[str, Any]:
-        """Return the evidence for `LowerBound.details`."""
+        """Return the evidence for `LowerBound.details` (for bands, `beta_per_threshold` is each band's β/2)."""
         return {
             "threshold": self.threshold, "fp": self.fp, "n0": self.n0, "fn": self.fn,
             "n1": self.n1, "strategy": self.strategy, "thresholds_tried": self.tried,
-            "beta_per_threshold": self.beta,
+            "beta_per_threshold": self.beta, **self.extra,
         }
 
 
@@ -139,22 +171,51 @@ def select_test(
     strategy: ThresholdStrategy,
     beta: float,
     rng: np.random.Generator,
-    bound: CountBound,
+    objective: RateObjective,
 ) -> ThresholdTest:
-    """Return the best threshold test under `strategy`; its bound holds w.p. ≥ 1 − beta.
+    """Return the best threshold test under `strategy`; its value (clamped at 0) holds w.p. ≥ 1 − beta.
 
-    Sound because the reported bound either comes from canaries not used to
-    choose the threshold (`Split`), or is the maximum of K bounds each at
-    β/K on thresholds fixed before the estimation scores (`Bonferroni`,
+    Sound because every threshold's rate bounds hold at once
+    (`SimultaneousBands`), or the reported bound comes from canaries not used
+    to choose the threshold (`Split`), or it is the maximum of K bounds each
+    at β/K on thresholds fixed before the estimation scores (`Bonferroni`,
     union bound).
     """
     obs.require_both_classes("A threshold estimator")
+    if isinstance(strategy, SimultaneousBands):
+        return _band_test(obs, strategy, beta, objective)
+    bound = _clopper_pearson(objective)
     if isinstance(strategy, Split):
         return _split_test(obs, strategy, beta, rng, bound)
     if isinstance(strategy, Bonferroni):
         return _bonferroni_test(obs, strategy, beta, rng, bound)
     raise InvalidParameterError(
-        f"The 'strategy' parameter must be a Split or a Bonferroni; got {strategy!r} instead."
+        "The 'strategy' parameter must be a SimultaneousBands, a Split or a Bonferroni; "
+        f"got {strategy!r} instead."
+    )
+
+
+def _clopper_pearson(objective: RateObjective) -> CountBound:
+    def bound(fp, n0, fn, n1, beta):
+        return objective(rate_upper_bound(fp, n0, beta / 2), rate_upper_bound(fn, n1, beta / 2))
+
+    return bound
+
+
+def _band_test(
+    obs: Observations, strategy: SimultaneousBands, beta: float, objective: RateObjective
+) -> ThresholdTest:
+    thresholds = np.unique(np.append(obs.scores, np.inf))
+    fp, n0, fn, n1 = error_counts(obs, thresholds)
+    fpr_upper, fnr_upper = rate_band(n0, beta / 2)[fp], rate_band(n1, beta / 2)[fn]
+    values = np.asarray(objective(fpr_upper, fnr_upper))
+    best = int(np.argmax(values))
+    return ThresholdTest(
+        threshold=float(thresholds[best]), value=max(float(values[best]), 0.0), fp=int(fp[best]),
+        n0=n0, fn=int(fn[best]), n1=n1, beta=beta / 2, tried=thresholds.size,
+        strategy=strategy.describe(),
+        extra={"fpr_upper": float(fpr_upper[best]), "fnr_upper": float(fnr_upper[best]),
+               "band_local_level": [calibrated_level(n0, beta / 2), calibrated_level(n1, beta / 2)]},
     )
 
 
@@ -201,13 +262,14 @@ def tail_candidates(scores: np.ndarray, per_side: int = 400) -> np.ndarray:
 def tail_quantiles(scores: np.ndarray, count: int) -> np.ndarray:
     """Return `count` quantiles of `scores` at levels evenly spaced in logit from 1/n to 1 − 1/n.
 
-    The spacing reaches into both tails, where large ε is certified.
+    The spacing reaches into both tails, where large ε is certified. Each is
+    a score (no interpolation), so ±inf scores never give a NaN threshold.
     """
     n = scores.size
     if count == 1:
-        return np.quantile(scores, [0.5])
+        return np.quantile(scores, [0.5], method="inverted_cdf")
     span = np.log(max(n - 1, 1))
-    return np.quantile(scores, expit(np.linspace(-span, span, count)))
+    return np.quantile(scores, expit(np.linspace(-span, span, count)), method="inverted_cdf")
 
 
 def _evaluate(
@@ -218,7 +280,7 @@ def _evaluate(
     values = np.asarray(bound(fp, np.full(fp.shape, n0), fn, np.full(fn.shape, n1), beta))
     best = int(np.argmax(values))
     return ThresholdTest(
-        threshold=float(grid[best]), value=float(values[best]), fp=int(fp[best]), n0=n0,
+        threshold=float(grid[best]), value=max(float(values[best]), 0.0), fp=int(fp[best]), n0=n0,
         fn=int(fn[best]), n1=n1, beta=beta, tried=tried, strategy=label,
     )
 
@@ -237,26 +299,29 @@ def threshold_lower_bound(
     *,
     delta: float,
     confidence: float = 0.95,
-    strategy: ThresholdStrategy = Split(),
+    strategy: ThresholdStrategy = SimultaneousBands(),
     rng: np.random.Generator | int,
 ) -> LowerBound:
     """Return the assumption-free (ε, δ) lower bound of the best threshold test on `obs`.
 
     With probability ≥ `confidence`, the mechanism that produced the scores is
-    not (ε', δ)-DP for any ε' < the returned ε (KOV Thm 2.1 with
-    Clopper–Pearson upper bounds on FPR and FNR at β/2 each, β = 1 −
-    confidence, the threshold paid for by `strategy`). Sound when IN and OUT
-    scores are independent draws of the mechanism's output on the two
-    neighbouring inputs, as in a multi-run membership game.
+    not (ε', δ)-DP for any ε' < the returned ε (KOV Thm 2.1 with upper
+    confidence bounds on FPR and FNR, β = 1 − confidence, the threshold paid
+    for by `strategy`: simultaneous bands by default, or Clopper–Pearson
+    bounds at β/2 each after a split or a Bonferroni correction). Sound when
+    the IN scores are i.i.d. and the OUT scores are i.i.d. draws of the
+    mechanism's output on the two neighbouring inputs, as in a multi-run
+    membership game.
     """
     delta = check_delta(delta, "threshold_lower_bound")
     beta = 1.0 - check_probability_open(confidence, "confidence", "threshold_lower_bound")
     test = select_test(
         obs, strategy=strategy, beta=beta, rng=np.random.default_rng(rng),
-        bound=lambda fp, n0, fn, n1, b: epsilon_lower_bound(fp, n0, fn, n1, delta=delta, beta=b),
+        objective=lambda fpr, fnr: epsilon_objective(fpr, fnr, delta),
     )
+    method = "simultaneous-band" if isinstance(strategy, SimultaneousBands) else "clopper-pearson"
     return LowerBound(
-        epsilon=test.value, confidence=confidence, method="clopper-pearson", delta=delta,
+        epsilon=test.value, confidence=confidence, method=method, delta=delta,
         trials=test.n0 + test.n1, fpr=test.fp / test.n0, fnr=test.fn / test.n1,
         details={"canaries": obs.size, **test.details()},
     )

@@ -109,7 +109,7 @@ def test_null_scores_certify_zero_except_at_rate_beta(strategy, confidence):
 
 @pytest.mark.parametrize(
     "make",
-    [lambda: Split(fraction=0.0), lambda: Bonferroni(),
+    [lambda: Split(fraction=0.0),
      lambda: Bonferroni(thresholds=(1.0,), count=2), lambda: Bonferroni(thresholds=(np.inf,)),
      lambda: Bonferroni(count=-1), lambda: Bonferroni(thresholds=("a",))],
 )
@@ -139,3 +139,21 @@ def test_clopper_pearson_upper_bound_stays_above_the_estimate_at_huge_n():
     upper = float(rate_upper_bound(n - 1000, n, 0.025))
     assert upper > (n - 1000) / n
     assert 1.0 - upper == pytest.approx(4.694866e-6, rel=1e-5)
+
+
+def _top_leak_obs(m: int) -> Observations:
+    """Grid N(0, 1) scores for m/2 IN and m/2 OUT canaries; the top 1% of IN scores moved up by 10."""
+    from scipy.stats import norm
+
+    base = norm.ppf(_grid(m // 2))
+    leaked = base.copy()
+    leaked[-(m // 200):] += 10.0
+    return Observations.from_in_out(leaked, base)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_top_one_percent_leak_is_found_when_every_candidate_clamps_to_zero(seed):
+    """At m = 10⁴ every candidate's projected bound is ≤ 0; ranking on the clamp picked the lowest threshold."""
+    lb = threshold_lower_bound(_top_leak_obs(10_000), delta=1e-5, strategy=Split(), rng=seed)
+    assert lb.epsilon > 0.0
+    assert lb.details["threshold"] > 3.0

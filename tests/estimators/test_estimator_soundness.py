@@ -1,0 +1,100 @@
+"""Soundness of every score estimator across many seeds (issue 16).
+
+Under the null (IN and OUT scores from one law, continuous or with ties) a
+positive bound is an error; on exactly tight scores (Laplace-shaped for the
+(ε, δ) estimators, Gaussian for the GDP ones) a bound above the truth is an
+error. Each may happen in at most a fraction β = 1 − confidence of the
+seeds; the allowed count is the binomial quantile that a sound estimator
+exceeds with probability ≤ 1e-4. Both runs use 1000 seeds: the default one
+on small games (a few seconds per estimator), the slow one on 10⁴ canaries.
+"""
+
+import numpy as np
+import pytest
+from dpaudit.attacks.observations import Observations
+from dpaudit.audit.estimators.gdp import gdp_lower_bound
+from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound
+from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
+from dpaudit.audit.estimators.thresholds import Bonferroni, SimultaneousBands, Split, threshold_lower_bound
+from scipy.stats import binom
+
+BETA = 0.05
+
+
+def _allowed(seeds: int) -> int:
+    return int(binom.isf(1e-4, seeds, BETA))
+
+
+def _threshold(strategy):
+    return lambda obs, rng: threshold_lower_bound(obs, delta=0.0, strategy=strategy, rng=rng).epsilon
+
+
+def _gdp(strategy):
+    return lambda obs, rng: gdp_lower_bound(obs, delta=1e-5, strategy=strategy, rng=rng).details["mu"]
+
+
+ESTIMATORS = {
+    "threshold-bands": _threshold(SimultaneousBands()),
+    "threshold-split": _threshold(Split()),
+    "threshold-bonferroni": _threshold(Bonferroni()),
+    "gdp-bands": _gdp(SimultaneousBands()),
+    "gdp-split": _gdp(Split()),
+    "one-run": lambda obs, rng: one_run_lower_bound(obs, delta=0.0, rng=rng).epsilon,
+    "one-run-fdp": lambda obs, rng: one_run_fdp_lower_bound(obs, delta=1e-5, rng=rng).details["mu"],
+}
+GDP = {"gdp-bands", "gdp-split", "one-run-fdp"}
+ONE_RUN = {"one-run", "one-run-fdp"}
+
+
+def _null(rng: np.random.Generator, m: int, ties: bool) -> Observations:
+    scores = rng.integers(0, 4, m).astype(float) if ties else rng.normal(size=m)
+    return Observations(scores=scores, truth=rng.random(m) < 0.5)
+
+
+def _tight(name: str, rng: np.random.Generator, m: int) -> tuple[Observations, float]:
+    """Scores whose trade-off is exactly that of the truth returned: ε = 1 (Laplace) or μ = 1 (Gaussian)."""
+    truth = rng.random(m) < 0.5
+    noise = rng.normal(size=m) if name in GDP else rng.laplace(size=m)
+    return Observations(scores=noise + truth, truth=truth), 1.0
+
+
+def _count_null(name: str, seeds: int, m: int, ties: bool) -> int:
+    estimate = ESTIMATORS[name]
+    return sum(estimate(_null(np.random.default_rng(s), m, ties), s) > 0.0 for s in range(seeds))
+
+
+def _count_above_truth(name: str, seeds: int, m: int) -> int:
+    estimate = ESTIMATORS[name]
+    above = 0
+    for s in range(seeds):
+        obs, truth = _tight(name, np.random.default_rng(s), m)
+        above += estimate(obs, s) > truth
+    return above
+
+
+@pytest.mark.parametrize("ties", [False, True], ids=["continuous", "ties"])
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_null_scores_certify_nothing_except_at_rate_beta(name, ties):
+    seeds = 1000
+    assert _count_null(name, seeds, 200, ties) <= _allowed(seeds)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_tight_scores_are_not_overestimated_except_at_rate_beta(name):
+    seeds = 1000
+    assert _count_above_truth(name, seeds, 400) <= _allowed(seeds)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ties", [False, True], ids=["continuous", "ties"])
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_null_scores_over_1000_seeds_of_large_games(name, ties):
+    seeds = 1000
+    assert _count_null(name, seeds, 10_000, ties) <= _allowed(seeds)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_tight_scores_over_1000_seeds_of_large_games(name):
+    seeds = 1000
+    assert _count_above_truth(name, seeds, 10_000) <= _allowed(seeds)
