@@ -20,18 +20,50 @@ from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_real
 from scipy.optimize import brentq
-from scipy.stats import norm
+from scipy.special import log_ndtr
+
+
+def gdp_log_delta(mu: float, epsilon: float) -> float:
+    """Return log δ(ε) of μ-GDP, δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2); μ > 0.
+
+    The one home of this profile in dpaudit: it is the exact profile of the
+    Gaussian mechanism with μ = Δ/σ (Balle & Wang, ICML 2018, Thm 8) and of
+    μ-GDP (Dong, Roth, Su, arXiv 1905.02383, Cor. 2.13), used by the
+    calibration below, by `audit.theory.profiles` and by the GDP estimators.
+    Computed in the log domain, so it stays accurate where δ is tiny.
+    """
+    a = log_ndtr(-epsilon / mu + mu / 2)
+    b = epsilon + log_ndtr(-epsilon / mu - mu / 2)
+    with np.errstate(divide="ignore"):  # δ(ε) below the smallest double: log δ = −inf
+        return float(a + np.log1p(-np.exp(min(b - a, 0.0))))
 
 
 def gaussian_delta(epsilon: float, sigma: float, sensitivity: float = 1.0) -> float:
     """Return the exact δ at which N(0, σ²) noise on a Δ-sensitive query is (ε, δ)-DP (Balle & Wang Thm 8)."""
-    a, b = sensitivity / (2 * sigma), epsilon * sigma / sensitivity
-    return float(norm.cdf(a - b) - math.exp(epsilon) * norm.cdf(-a - b))
+    return math.exp(gdp_log_delta(sensitivity / sigma, epsilon))
 
 
 def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """Return the smallest σ with gaussian_delta(ε, σ, Δ) ≤ δ (Balle & Wang, ICML 2018)."""
-    return brentq(lambda s: gaussian_delta(epsilon, s, sensitivity) - delta, 1e-6 * sensitivity, 1e6 * sensitivity, xtol=1e-12)
+    """Return the smallest σ with gaussian_delta(ε, σ, Δ) ≤ δ, rounded up (a larger σ is always safe).
+
+    Balle & Wang, ICML 2018, Thm 8 and Alg. 1, solved for σ by brentq; valid
+    for every ε > 0, unlike `classical_sigma`.
+    """
+
+    def excess(sigma: float) -> float:
+        return gaussian_delta(epsilon, sigma, sensitivity) - delta
+
+    low, high = sensitivity, sensitivity
+    while excess(low) <= 0.0:
+        low /= 2.0
+    while excess(high) > 0.0:
+        high *= 2.0
+    sigma = brentq(excess, low, high, xtol=1e-14 * sensitivity, rtol=1e-15)
+    step = 1e-13 * sigma
+    while excess(sigma) > 0.0:
+        sigma += step
+        step *= 2.0
+    return sigma
 
 
 def classical_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:

@@ -20,43 +20,21 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.thresholds import SimultaneousBands, ThresholdStrategy, select_test
+from dpaudit.audit.theory.profiles import gdp_epsilon as profile_epsilon
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open, check_real
-from scipy.optimize import brentq
-from scipy.special import log_ndtr, ndtri
+from scipy.special import ndtri
 
 GDP_ASSUMPTION = "the trade-off curve is Gaussian (μ-GDP)"
 
 
-def gdp_log_delta(mu: float, epsilon: float) -> float:
-    """Return log δ(ε) of μ-GDP, δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2).
-
-    Dong, Roth, Su (arXiv 1905.02383), Cor. 2.13. Computed in the log domain,
-    so it stays accurate where δ is tiny; μ > 0.
-    """
-    a = log_ndtr(-epsilon / mu + mu / 2)
-    b = epsilon + log_ndtr(-epsilon / mu - mu / 2)
-    with np.errstate(divide="ignore"):  # δ(ε) below the smallest double: log δ = −inf
-        return float(a + np.log1p(-np.exp(min(b - a, 0.0))))
-
-
 def gdp_epsilon(mu: float, delta: float) -> float:
-    """Return the smallest ε ≥ 0 such that μ-GDP implies (ε, δ)-DP.
+    """Return the smallest ε ≥ 0 such that μ-GDP implies (ε, δ)-DP: 0 when μ = 0, else `theory.profiles.gdp_epsilon`.
 
-    0 when μ = 0 or δ ≥ δ(0); infinite when δ = 0 and μ > 0. Solves
-    log δ(ε) = log δ with brentq (δ(ε) decreases in ε).
+    Infinite when δ = 0 and μ > 0 (the estimators refuse δ = 0 before).
     """
     mu = check_real(mu, "mu", "gdp_epsilon", low=0.0, high=math.inf)
-    delta = check_delta(delta, "gdp_epsilon")
-    if mu == 0.0 or delta >= math.exp(gdp_log_delta(mu, 0.0)):
-        return 0.0
-    if delta == 0.0:
-        return math.inf
-    target = math.log(delta)
-    high = max(1.0, mu * mu)
-    while gdp_log_delta(mu, high) > target:
-        high *= 2.0
-    return float(brentq(lambda e: gdp_log_delta(mu, e) - target, 0.0, high, xtol=1e-10))
+    return 0.0 if mu == 0.0 else profile_epsilon(delta=delta, mu=mu)
 
 
 def check_gdp_delta(delta: object, owner: str) -> float:

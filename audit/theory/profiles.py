@@ -13,10 +13,9 @@ import math
 
 import numpy as np
 from dpaudit.audit.theory.roots import smallest_epsilon
-from dpaudit.mechanisms.gaussian import classical_sigma
+from dpaudit.mechanisms.gaussian import analytic_sigma, classical_sigma, gdp_log_delta
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
-from scipy.optimize import brentq
-from scipy.special import log_ndtr, ndtr, ndtri
+from scipy.special import ndtr, ndtri
 
 
 def laplace_delta(*, epsilon: float, epsilon0: float) -> float:
@@ -42,17 +41,15 @@ def laplace_epsilon(*, delta: float, epsilon0: float) -> float:
 
 
 def gdp_delta(*, epsilon: float, mu: float) -> float:
-    """Return δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) of μ-Gaussian DP.
+    """Return δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) of μ-Gaussian DP (tight).
 
     Dong, Roth, Su, arXiv 1905.02383, Cor. 2.13; identical to the exact
     profile of the Gaussian mechanism with μ = Δ/σ (Balle & Wang, ICML 2018,
-    Thm 8). Tight.
+    Thm 8). The formula lives in `dpaudit.mechanisms.gaussian.gdp_log_delta`.
     """
     epsilon = check_epsilon(epsilon, "gdp_delta")
     mu = check_real(mu, "mu", "gdp_delta", low=0.0, low_open=True)
-    first = ndtr(-epsilon / mu + mu / 2.0)
-    second = math.exp(epsilon + log_ndtr(-epsilon / mu - mu / 2.0))
-    return max(0.0, float(first - second))
+    return math.exp(gdp_log_delta(mu, epsilon))
 
 
 def gdp_epsilon(*, delta: float, mu: float) -> float:
@@ -145,28 +142,14 @@ def epsilon_delta_tradeoff(alpha: np.ndarray | float, *, epsilon: float, delta: 
 def gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Return the smallest σ for which N(0, σ²) noise is (ε, δ)-DP: the analytic Gaussian mechanism.
 
-    Balle & Wang, ICML 2018, Thm 8 and Alg. 1, solved for σ by brentq and
-    rounded up (a larger σ is always safe). Valid for every ε > 0, unlike
-    `classical_gaussian_sigma`.
+    Balle & Wang, ICML 2018, Thm 8 and Alg. 1, rounded up; the calibration
+    is `dpaudit.mechanisms.gaussian.analytic_sigma`, the one the `gaussian`
+    mechanism uses. Valid for every ε > 0, unlike `classical_gaussian_sigma`.
     """
     epsilon = check_real(epsilon, "epsilon", "gaussian_sigma", low=0.0, low_open=True)
     delta = check_real(delta, "delta", "gaussian_sigma", low=0.0, high=1.0, low_open=True, high_open=True)
     sensitivity = check_real(sensitivity, "sensitivity", "gaussian_sigma", low=0.0, low_open=True)
-
-    def excess(sigma: float) -> float:
-        return gdp_delta(epsilon=epsilon, mu=sensitivity / sigma) - delta
-
-    low, high = sensitivity, sensitivity
-    while excess(low) <= 0.0:
-        low /= 2.0
-    while excess(high) > 0.0:
-        high *= 2.0
-    sigma = brentq(excess, low, high, xtol=1e-14 * sensitivity, rtol=1e-15)
-    step = 1e-13 * sigma
-    while excess(sigma) > 0.0:
-        sigma += step
-        step *= 2.0
-    return sigma
+    return analytic_sigma(epsilon, delta, sensitivity)
 
 
 def classical_gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float = 1.0) -> float:

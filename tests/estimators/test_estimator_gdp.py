@@ -11,12 +11,12 @@ from dpaudit.audit.estimators.gdp import (
     GDP_ASSUMPTION,
     gdp_epsilon,
     gdp_from_counts,
-    gdp_log_delta,
     gdp_lower_bound,
     mu_lower_bound,
 )
 from dpaudit.audit.estimators.thresholds import Bonferroni, Split
 from dpaudit.mechanisms.errors import DPAuditError
+from dpaudit.mechanisms.gaussian import gdp_log_delta
 from scipy.stats import binom, laplace, norm
 
 
