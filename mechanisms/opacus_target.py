@@ -22,19 +22,16 @@ from dpaudit.mechanisms.dpsgd import Insertions, Trajectory
 from dpaudit.mechanisms.dpsgd_config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd_data import TrainingData
 from dpaudit.mechanisms.dpsgd_models import make_model
-from dpaudit.mechanisms.errors import DPAuditError, InvalidParameterError
+from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.flat_model import FlatModel
+from dpaudit.mechanisms.torch_support import import_optional
 
 OPACUS_HINT = "pip install torch==2.13.0 && pip install 'dpaudit[opacus]'"
 
 
 def import_opacus() -> Any:
     """Return the opacus module, or raise a one-sentence error saying how to install it."""
-    try:
-        import opacus
-    except ImportError as exc:
-        raise DPAuditError(f"The Opacus target needs opacus, which is not installed ({OPACUS_HINT}).") from exc
-    return opacus
+    return import_optional("opacus", needed_by="Audits of Opacus", hint=OPACUS_HINT)
 
 
 def opacus_rate(config: DPSGDConfig, rows: int) -> float:

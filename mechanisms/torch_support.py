@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from dpaudit.mechanisms.errors import DPAuditError
@@ -9,13 +10,17 @@ from dpaudit.mechanisms.errors import DPAuditError
 INSTALL_HINT = "pip install torch==2.13.0 && pip install 'dpaudit[torch]'"
 
 
+def import_optional(name: str, *, needed_by: str, hint: str) -> Any:
+    """Return the optional module `name`, or raise a one-sentence error naming what needs it and how to install it."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise DPAuditError(f"{needed_by} need {name}, which is not installed ({hint}).") from exc
+
+
 def import_torch() -> Any:
     """Return the torch module, or raise a one-sentence error saying how to install it."""
-    try:
-        import torch
-    except ImportError as exc:
-        raise DPAuditError(f"DP-SGD audits need torch, which is not installed ({INSTALL_HINT}).") from exc
-    return torch
+    return import_optional("torch", needed_by="DP-SGD audits", hint=INSTALL_HINT)
 
 
 def default_device() -> Any:

@@ -17,6 +17,7 @@ from dpaudit.audit.canary_audit import (
     DEFAULT_DIM,
     MULTI_RUN,
     MULTI_RUN_ESTIMATORS,
+    ONE_RUN_ESTIMATORS,
     CanaryAuditResult,
     audit_canaries,
     audit_observations,
@@ -50,6 +51,15 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the JSON result")
     parser.add_argument("--save", metavar="FILE", help="also write the game's scores and truth (.json or .npz)")
     parser.add_argument("--report", metavar="FILE", help="write a report with score histograms and ROC (.html or .md)")
+
+
+def add_estimator_arguments(parser: argparse._ActionsContainer) -> None:
+    """Add --estimator (multi-run or one-run), --k-plus, --k-minus and --confidence, as the games share them."""
+    parser.add_argument("--estimator", choices=MULTI_RUN_ESTIMATORS + ONE_RUN_ESTIMATORS,
+                        help="threshold or gdp (multi-run; default threshold), one-run or one-run-fdp (default one-run)")
+    parser.add_argument("--k-plus", type=int, help="one-run: guess IN for the k+ highest scores")
+    parser.add_argument("--k-minus", type=int, help="one-run: guess OUT for the k− lowest scores")
+    parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
 
 
 def check_report_argument(args: argparse.Namespace) -> None:

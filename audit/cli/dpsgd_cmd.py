@@ -14,8 +14,7 @@ from typing import Any
 from dpaudit.attacks.dpsgd_canaries import CANARY_KINDS, DIRAC, DIRAC_TARGETS, QUIET
 from dpaudit.attacks.dpsgd_game import DPAUDIT, TARGETS
 from dpaudit.attacks.dpsgd_scores import BLACK_BOX_SCORES, LOSS, THREATS, WHITE_BOX
-from dpaudit.audit.canary_audit import MULTI_RUN_ESTIMATORS, ONE_RUN_ESTIMATORS
-from dpaudit.audit.cli.canary_cmd import check_report_argument, emit
+from dpaudit.audit.cli.canary_cmd import add_estimator_arguments, check_report_argument, emit
 from dpaudit.audit.cli.common import load_attribute
 from dpaudit.audit.progress import wanted
 from dpaudit.mechanisms.dpsgd_config import BATCHINGS, BUGS, DPSGDConfig
@@ -94,11 +93,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     attack.add_argument("--runs", type=int, default=200, help="multi-run: training runs (default 200)")
     attack.add_argument("--one-run", action="store_true", help="one training run with --canaries canaries")
     attack.add_argument("--canaries", type=int, default=100, help="one-run: the number of canaries m (default 100)")
-    attack.add_argument("--estimator", choices=MULTI_RUN_ESTIMATORS + ONE_RUN_ESTIMATORS,
-                        help="threshold or gdp (multi-run; default threshold), one-run or one-run-fdp (default one-run)")
-    attack.add_argument("--k-plus", type=int, help="one-run: guess IN for the k+ highest scores")
-    attack.add_argument("--k-minus", type=int, help="one-run: guess OUT for the k− lowest scores")
-    attack.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
+    add_estimator_arguments(attack)
     attack.add_argument("--at-delta", type=float, help="δ of the lower bound (default: the claim's δ)")
     runs = parser.add_argument_group("execution and output")
     runs.add_argument("--workers", type=int, help="train on a local Dask cluster of N processes (needs dpaudit[dask])")

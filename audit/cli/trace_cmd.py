@@ -12,8 +12,7 @@ import argparse
 
 from dpaudit.attacks.tracing_data import BIAS_KINDS, UNIFORM
 from dpaudit.attacks.tracing_scores import KNOWN, SCORE_KINDS
-from dpaudit.audit.canary_audit import MULTI_RUN_ESTIMATORS, ONE_RUN_ESTIMATORS
-from dpaudit.audit.cli.canary_cmd import check_report_argument, emit
+from dpaudit.audit.cli.canary_cmd import add_estimator_arguments, check_report_argument, emit
 from dpaudit.audit.cli.common import parse_params, resolve_mechanism
 from dpaudit.audit.tracing_audit import audit_tracing
 
@@ -55,11 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--biases", choices=BIAS_KINDS, default=UNIFORM, help="column biases: uniform on [−1, 1] or tardos")
     parser.add_argument("--fresh-data", action="store_true", help="multi-run: draw all rows again in every run")
     parser.add_argument("--group", type=int, default=1, help="k: n/k distinct rows each copied k times (group privacy)")
-    parser.add_argument("--estimator", choices=MULTI_RUN_ESTIMATORS + ONE_RUN_ESTIMATORS,
-                        help="threshold or gdp (multi-run; default threshold), one-run or one-run-fdp (default one-run)")
-    parser.add_argument("--k-plus", type=int, help="one-run: guess IN for the k+ highest scores")
-    parser.add_argument("--k-minus", type=int, help="one-run: guess OUT for the k− lowest scores")
-    parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
+    add_estimator_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--json", action="store_true", help="print the JSON result")
     parser.add_argument("--save", metavar="FILE", help="also write the game's scores and truth (.json or .npz)")
