@@ -141,7 +141,7 @@ def few_category_scorers(out0: np.ndarray, out1: np.ndarray) -> list[Scorer]:
     The table keeps values seen at least FEW_MIN_COUNT times: a value seen
     twice, on one dataset only, has an extreme ratio by luck, and judged on
     the outputs it was fitted on it would win (a discrete Laplace audit
-    certified 0.57 that way; `tests/core/test_few_categories.py`).
+    certified 0.57 that way; `tests/attacks/test_few_categories.py`).
     Thresholds on the value are the Neyman–Pearson tests of monotone
     likelihood ratio laws (geometric, discrete Gaussian) and pool their
     rarely seen tail values.

@@ -11,6 +11,8 @@ from dpaudit.mechanisms.dpsgd_accounting import actual_event, claimed_event, pld
 from dpaudit.mechanisms.dpsgd_bugs import BUGGY_CONFIGS
 from dpaudit.mechanisms.dpsgd_config import BUGS, DPSGDConfig
 
+pytest.importorskip("torch")
+
 FAST = ("no-clipping", "noise-unscaled", "clip-batch-mean")
 SLOW = ("accountant-rate", "bias-unclipped")
 

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from dpaudit.audit.cli import main
 
+pytest.importorskip("torch")
+
 ARGS = ["dpsgd", "--sample-rate", "1", "--steps", "5", "--noise-multiplier", "5", "--runs", "150", "--seed", "3"]
 
 

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {"mechanisms": 0, "attacks": 1, "audit": 2, "experiments": 3}
 
 

@@ -8,6 +8,8 @@ from dpaudit.mechanisms.dpsgd_config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd_data import load_data
 from dpaudit.mechanisms.errors import InvalidParameterError
 
+pytest.importorskip("torch")
+
 DIGITS = load_data("digits")
 
 

@@ -7,6 +7,8 @@ from dpaudit.audit.cli import main
 from dpaudit.experiments.dpsgd import calibrate
 from dpaudit.mechanisms.dpsgd_accounting import pld_epsilon, poisson_event
 
+pytest.importorskip("torch")
+
 
 def test_calibrated_sigma_gives_the_target_epsilon():
     sigma = calibrate(4.0, 50)

@@ -10,6 +10,8 @@ from dpaudit.audit.dpsgd_audit import audit_dpsgd
 from dpaudit.mechanisms.dpsgd_accounting import pld_epsilon, poisson_event
 from dpaudit.mechanisms.dpsgd_config import DPSGDConfig
 
+pytest.importorskip("torch")
+
 SMALL = ["--sample-rate", "1", "--steps", "5", "--noise-multiplier", "5", "--runs", "20", "--quiet", "--json"]
 
 

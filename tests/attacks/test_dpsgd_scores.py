@@ -8,6 +8,8 @@ from dpaudit.mechanisms.dpsgd_config import DPSGDConfig
 from dpaudit.mechanisms.flat_model import FlatModel
 from scipy import stats
 
+pytest.importorskip("torch")
+
 MODEL = FlatModel("logreg", features=4, classes=2)
 
 
