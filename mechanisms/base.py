@@ -8,18 +8,19 @@ samples). An attack may only call `sample`.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping
 
 import numpy as np
 from dp_accounting import dp_event
 from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
+from dpaudit.mechanisms.neighbours import NeighbourCheck, by_relation, records, unchecked
 from dpaudit.mechanisms.outputs import check_outputs
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
 
 Sampler = Callable[[Any, int, np.random.Generator], Any]
-NeighbourCheck = Callable[[np.ndarray, np.ndarray], Optional[str]]
 
 
 class Relation(str, enum.Enum):
@@ -97,16 +98,18 @@ class Mechanism:
     def sample(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
         """Return `size` outputs of the mechanism on `data` as an array (first axis = samples).
 
-        Raises `MechanismError` naming the mechanism when it raises, or returns
+        The sampler gets a fresh copy of `data` (`fresh_copy`), so the
+        caller's data never change. Raises `MechanismError` naming the
+        mechanism when it raises or exits, or returns
         the wrong number of outputs, outputs of changing shape, None, dicts
         or generators (`dpaudit.mechanisms.outputs.check_outputs`).
         """
         size = check_int(size, "size", f"{self.name}.sample")
         try:
-            out = self.sampler(data, size, rng)
-        except Exception as exc:  # a black box may raise anything; name it in one sentence
+            out = self.sampler(fresh_copy(data), size, rng)
+        except (Exception, SystemExit) as exc:  # a black box may raise anything, even exit; name it in one sentence
             raise MechanismError(
-                f"Mechanism '{self.name}' raised {type(exc).__name__}: {exc}."
+                f"Mechanism '{self.name}' raised {type(exc).__name__}: {str(exc).rstrip('.') or 'no message'}."
             ) from exc
         return check_outputs(self.name, out, size)
 
@@ -120,8 +123,20 @@ class Mechanism:
         return dataclasses.replace(self, claim=claim)
 
 
-def as_dataset(data: Any, name: str) -> np.ndarray:
-    """Return `data` as a numpy array, or raise `InvalidParameterError` naming it."""
+def fresh_copy(data: Any) -> Any:
+    """Return a copy of `data` that shares nothing with it, so a mechanism that writes to its input changes only the copy."""
+    if isinstance(data, np.ndarray):
+        return data.copy()
+    return copy.deepcopy(data)
+
+
+def as_dataset(data: Any, name: str) -> Any:
+    """Return `data` as the mechanism will see it: a data frame or a dict of columns as given, else a numpy array.
+
+    Raises `InvalidParameterError` naming it when it cannot be an array.
+    """
+    if isinstance(data, Mapping) or (hasattr(data, "to_numpy") and hasattr(data, "columns")):
+        return data
     try:
         arr = np.asarray(data)
     except ValueError as exc:
@@ -131,9 +146,38 @@ def as_dataset(data: Any, name: str) -> np.ndarray:
     return arr
 
 
-def check_pair(mech: Mechanism, d0: Any, d1: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Return (d0, d1) as arrays after checking that they are neighbours for `mech`."""
+def check_pair(mech: Mechanism, d0: Any, d1: Any) -> tuple[Any, Any]:
+    """Return (d0, d1) as the mechanism will see them (`as_dataset`) after checking that they are neighbours for `mech`.
+
+    The mechanism's own check, if it has one, sees equal-length arrays of
+    records; without one the pair is checked under its claim's relation
+    (`dpaudit.mechanisms.neighbours.by_relation`); `neighbours.unchecked`
+    skips every check.
+    """
     a, b = as_dataset(d0, "d0"), as_dataset(d1, "d1")
+    if mech.neighbours is unchecked:
+        return a, b
+    ra, rb = _records(a, "d0"), _records(b, "d1")
+    hint = ""
+    if mech.neighbours is None:
+        reason = by_relation(mech.claim.relation.value)(ra, rb)
+        hint = " (if they are neighbours in your setting, pass blackbox(..., neighbours=) a check of your own)"
+    else:
+        _same_shape(ra, rb)
+        reason = mech.neighbours(ra, rb)
+    if reason:
+        raise InvalidParameterError(f"d0 and d1 are not neighbours for '{mech.name}': {reason}{hint}.")
+    return a, b
+
+
+def _records(data: Any, name: str) -> np.ndarray:
+    try:
+        return records(data)
+    except ValueError as exc:
+        raise InvalidParameterError(f"The dataset '{name}' is not an array of records ({exc}).") from exc
+
+
+def _same_shape(a: np.ndarray, b: np.ndarray) -> None:
     if a.shape[0] != b.shape[0]:
         raise InvalidParameterError(
             f"The datasets d0 and d1 must have the same length; got {a.shape[0]} and {b.shape[0]} records "
@@ -143,7 +187,3 @@ def check_pair(mech: Mechanism, d0: Any, d1: Any) -> tuple[np.ndarray, np.ndarra
         raise InvalidParameterError(
             f"The records of d0 and d1 must have the same shape; got {a.shape[1:]} and {b.shape[1:]}."
         )
-    reason = mech.neighbours(a, b) if mech.neighbours else None
-    if reason:
-        raise InvalidParameterError(f"d0 and d1 are not neighbours for '{mech.name}': {reason}.")
-    return a, b
