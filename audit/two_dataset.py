@@ -44,6 +44,7 @@ from dpaudit.audit.selection_policy import (
 from dpaudit.audit.theory.upper_bound import UpperBound, upper_bound
 from dpaudit.mechanisms.base import Mechanism, check_pair
 from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
+from dpaudit.mechanisms.outputs import check_shape
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
 
 MIN_TRIALS = 10
@@ -127,6 +128,7 @@ def _discrete_selection(
     if size <= len(out0):
         return out0, out1
     more0, more1 = _selection(mech, d0, d1, size - len(out0), np.random.SeedSequence(seed).spawn(1)[0].spawn(1)[0])
+    check_shape(mech.name, more0, out0.shape[1:], "in the selection phase")
     return np.concatenate([out0, more0]), np.concatenate([out1, more1])
 
 
@@ -206,7 +208,7 @@ def audit_mechanism(
     chunk_seeds = seeds(seed, len(sizes))[1:]
     if progress:
         progress(n_select)
-    task = CountRejections(mechanism, d0, d1, choice.test)
+    task = CountRejections(mechanism, d0, d1, choice.test, out0.shape[1:])
     count = functools.partial(
         _build_result, mechanism, trials=trials, n_select=n_select, delta=delta, confidence=confidence, seed=seed,
         start=start, test=choice.test.describe(), direction=direction,

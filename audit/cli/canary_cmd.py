@@ -53,7 +53,9 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check_report_argument(args: argparse.Namespace) -> None:
-    """Raise before any work when --report names a file that is neither .html nor .md."""
+    """Raise before any work when --report names a file that is neither .html nor .md, or --save one that cannot be written."""
+    if getattr(args, "save", None):
+        Observations.check_path(args.save)
     if args.report:
         from dpaudit.audit.report import check_report_path  # matplotlib loads only when a report is asked for
 
