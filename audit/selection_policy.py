@@ -38,6 +38,18 @@ def split_budget(trials: int, elements: int = 1) -> tuple[int, int]:
     return selection, trials - selection
 
 
+def screening_size(trials: int, elements: int) -> int:
+    """Return how many outputs per dataset screen wide outputs (`dpaudit.audit.screening`), or 0 when they need none.
+
+    Outputs are wide when memory, not the trial count, would cap the
+    selection sample (`split_budget`); they are then screened on as many
+    outputs as an uncapped selection would hold; the selection on the kept
+    coordinates then comes out of the trials left.
+    """
+    wanted = split_budget(trials)[0]
+    return wanted if split_budget(trials, elements)[0] < wanted and trials >= 3 * wanted else 0
+
+
 def discrete_selection_size(trials: int, elements: int) -> int:
     """Return the selection size for discrete outputs: DISCRETE_SHARE of `trials`, at most DISCRETE_SELECTION (and its memory)."""
     return min(int(trials * DISCRETE_SHARE), DISCRETE_SELECTION, DISCRETE_SELECTION_ELEMENTS // max(1, elements))

@@ -11,6 +11,7 @@ upper bound → verdict.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import time
 from typing import Any, Callable, Iterator
@@ -34,10 +35,12 @@ from dpaudit.audit.runner import (
     run_chunks,
     seeds,
 )
+from dpaudit.audit.screening import columns, on_whole_outputs, screen_coordinates
 from dpaudit.audit.selection_policy import (
     discrete_selection_size,
     held_out_direction,
     projected_bound,
+    screening_size,
     selection_level,
     split_budget,
 )
@@ -113,23 +116,50 @@ def _selection(mech: Mechanism, d0: np.ndarray, d1: np.ndarray, size: int, seed:
     return out0, out1
 
 
-def _output_elements(mech: Mechanism, d0: np.ndarray, seed: int) -> int:
-    """Return the numbers in one output, from one draw on its own stream (the selection seed's second child)."""
+def _output_shape(mech: Mechanism, d0: Any, seed: int) -> tuple[int, ...]:
+    """Return the shape of one output, from one draw on its own stream (the selection seed's second child)."""
     with _selection_phase():
-        probe = mech.sample(d0, 1, np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0].spawn(2)[1]))
-    return int(np.prod(np.shape(probe)[1:], dtype=int))
+        probe = mech.sample(d0, 1, np.random.default_rng(_selection_seed(seed).spawn(2)[1]))
+    return tuple(probe.shape[1:])
+
+
+def _selection_seed(seed: int) -> np.random.SeedSequence:
+    return np.random.SeedSequence(seed).spawn(1)[0]
+
+
+def _draw_selection(
+    mech: Mechanism, d0: Any, d1: Any, size: int, seed: np.random.SeedSequence, kept: np.ndarray | None, elements: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return `size` selection outputs per dataset: whole, or only the `kept` coordinates of wide outputs (of
+    `elements` numbers), drawn in chunks."""
+    if kept is None:
+        return _selection(mech, d0, d1, size, seed)
+    sizes = chunk_sizes(size, per_chunk(elements))
+    parts = [[columns(out, kept) for out in _selection(mech, d0, d1, n, child)] for n, child in zip(sizes, seed.spawn(len(sizes)))]
+    return tuple(np.concatenate([p[k] for p in parts]) for k in (0, 1))
 
 
 def _discrete_selection(
-    mech: Mechanism, d0: np.ndarray, d1: np.ndarray, out0: np.ndarray, out1: np.ndarray, *, trials: int, seed: int
+    mech: Mechanism, d0: Any, d1: Any, out0: np.ndarray, out1: np.ndarray, *, trials: int, seed: int,
+    kept: np.ndarray | None, elements: int,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return the selection outputs grown to `discrete_selection_size` with draws from the selection seed's first child."""
     size = discrete_selection_size(trials, int(np.prod(out0.shape[1:], dtype=int)))
     if size <= len(out0):
         return out0, out1
-    more0, more1 = _selection(mech, d0, d1, size - len(out0), np.random.SeedSequence(seed).spawn(1)[0].spawn(1)[0])
+    more0, more1 = _draw_selection(mech, d0, d1, size - len(out0), _selection_seed(seed).spawn(1)[0], kept, elements)
     check_shape(mech.name, more0, out0.shape[1:], "in the selection phase")
     return np.concatenate([out0, more0]), np.concatenate([out1, more1])
+
+
+def _screen(mech: Mechanism, d0: Any, d1: Any, *, trials: int, elements: int, seed: int) -> tuple[np.ndarray | None, int]:
+    """Return the coordinates kept by screening wide outputs (`dpaudit.audit.screening`) and the outputs it drew, or (None, 0)."""
+    size = screening_size(trials, elements)
+    if not size:
+        return None, 0
+    with _selection_phase():
+        kept = screen_coordinates(mech, d0, d1, size=size, elements=elements, seed=_selection_seed(seed).spawn(3)[2])
+    return kept, size
 
 
 def audit_mechanism(
@@ -193,26 +223,35 @@ def audit_mechanism(
         mechanism, d0, d1, search, objective=projected_bound(n_held, delta, beta, interval=interval), budget=trials // 2, seed=seed
     )
 
-    n_select, n_held = split_budget(trials, _output_elements(mechanism, d0, seed))
-    out0, out1 = _selection(mechanism, d0, d1, n_select, np.random.SeedSequence(seed).spawn(1)[0])
+    shape = _output_shape(mechanism, d0, seed)
+    elements = int(np.prod(shape, dtype=int))
+    kept, n_screen = _screen(mechanism, d0, d1, trials=trials, elements=elements, seed=seed)
+    n_select, n_held = split_budget(trials - n_screen, elements if kept is None else len(kept))
+    out0, out1 = _draw_selection(mechanism, d0, d1, n_select, _selection_seed(seed), kept, elements)
     discrete = is_discrete(out0, out1)
     if discrete:
-        out0, out1 = _discrete_selection(mechanism, d0, d1, out0, out1, trials=trials, seed=seed)
-        n_select, n_held = len(out0), trials - len(out0)
+        out0, out1 = _discrete_selection(mechanism, d0, d1, out0, out1, trials=trials - n_screen, seed=seed,
+                                          kept=kept, elements=elements)
+        n_select, n_held = len(out0), trials - n_screen - len(out0)
     categories = distinct_outputs(out0, out1) if discrete else None
     level = selection_level(categories)
     choice = select_test(out0, out1, objective=projected_bound(n_held, delta, beta, level=level, interval=interval),
                          categories=categories)
+    if kept is not None:
+        test = dataclasses.replace(choice.test, scorer=on_whole_outputs(choice.test.scorer, kept))
+        choice = dataclasses.replace(choice, test=test)
+    n_select += n_screen
     direction = held_out_direction(choice, n_held, beta, level) if interval == "ratio" else None
-    sizes = chunk_sizes(n_held, per_chunk(int(np.prod(out0.shape[1:], dtype=int))))
+    sizes = chunk_sizes(n_held, per_chunk(elements))
     chunk_seeds = seeds(seed, len(sizes))[1:]
     if progress:
         progress(n_select)
-    task = CountRejections(mechanism, d0, d1, choice.test, out0.shape[1:])
+    task = CountRejections(mechanism, d0, d1, choice.test, shape)
     count = functools.partial(
         _build_result, mechanism, trials=trials, n_select=n_select, delta=delta, confidence=confidence, seed=seed,
         start=start, test=choice.test.describe(), direction=direction,
         search=({"trials": trials // 2, "d0": d0, "d1": d1} if search else None),
+        screened=None if kept is None else {"trials": n_screen, "coordinates": kept.tolist()},
     )
     try:
         counts = run_chunks(task, sizes, chunk_seeds, name=mechanism.name, seed=seed, backend=backend, progress=progress)
@@ -250,6 +289,7 @@ def _build_result(
     test: str,
     direction: int | None,
     search: dict | None,
+    screened: dict | None = None,
     interrupted: bool = False,
 ) -> AuditResult:
     """Return the result from the held-out counts [d0 rejections, d1 rejections, d0 outputs, d1 outputs].
@@ -266,6 +306,8 @@ def _build_result(
     }
     if search:
         details["pair_search"] = search
+    if screened:
+        details["screening"] = screened
     if interrupted:
         details["interrupted"] = True
     lower = LowerBound(
