@@ -20,6 +20,8 @@ import numpy as np
 from dp_accounting import dp_event
 from dpaudit.attacks.distinguish import Objective, distinct_outputs, is_discrete, select_test
 from dpaudit.attacks.pair_search import InputSpace, search_pair
+from dpaudit.audit.advice import trials_for_violation
+from dpaudit.audit.auto_trials import AUTO, FIRST_ROUND, AutoBudget, audit_in_rounds
 from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
 from dpaudit.audit.estimators.gdp import gdp_from_counts
 from dpaudit.audit.estimators.lower_bound import LowerBound
@@ -167,7 +169,7 @@ def audit_mechanism(
     d0: Any = None,
     d1: Any = None,
     *,
-    trials: int = 1_000_000,
+    trials: int | str = 1_000_000,
     seed: int = 0,
     confidence: float = 0.95,
     delta: float | None = None,
@@ -176,6 +178,7 @@ def audit_mechanism(
     scheduler: str | None = None,
     search: bool | InputSpace = False,
     interval: str = "two-rates",
+    budget: AutoBudget | None = None,
 ) -> AuditResult:
     """Audit `mechanism` on neighbours (d0, d1); return an `AuditResult`.
 
@@ -201,6 +204,12 @@ def audit_mechanism(
     the Dask cluster at `scheduler`. `progress(n)` is called as n more
     trials per dataset finish (none by default).
 
+    `trials="auto"` audits in rounds of growing size (`dpaudit.audit.auto_trials`)
+    until a violation is certified, the bound reaches a fraction of the
+    claim, or `budget` (an `AutoBudget`: trials, seconds) is spent; each
+    round pays its share of 1 − `confidence`, and the details say how many
+    trials were drawn in all (`lower_bound.details["auto"]`).
+
     With `search` (True, or an `dpaudit.attacks.pair_search.InputSpace` to draw
     random pairs from) and no d0/d1, the pair is chosen first among StatDP's
     patterns and random pairs on `trials // 2` further outputs per dataset
@@ -209,6 +218,11 @@ def audit_mechanism(
     if not isinstance(mechanism, Mechanism):
         raise InvalidParameterError(
             f"audit_mechanism needs a Mechanism; got {type(mechanism).__name__} (wrap a function with dpaudit.mechanisms.blackbox)."
+        )
+    if trials == AUTO:
+        return _audit_auto(
+            mechanism, d0, d1, budget=budget or AutoBudget(), seed=seed, confidence=confidence, delta=delta,
+            progress=progress, workers=workers, scheduler=scheduler, search=search, interval=interval,
         )
     trials = check_int(trials, "trials", "audit_mechanism", low=MIN_TRIALS)
     seed = check_int(seed, "seed", "audit_mechanism", low=0)
@@ -260,6 +274,20 @@ def audit_mechanism(
             stop.result = count(stop.counts, stop.trials, interrupted=True)
         raise
     return count(counts, n_held)
+
+
+def _audit_auto(mechanism: Mechanism, d0: Any, d1: Any, *, budget: AutoBudget, seed: int, confidence: float,
+                search: bool | InputSpace, **options: Any) -> AuditResult:
+    """Return the audit in rounds of `dpaudit.audit.auto_trials` on one pair (searched first, on the first round's budget)."""
+    seed = check_int(seed, "seed", "audit_mechanism", low=0)
+    confidence = check_probability_open(confidence, "confidence", "audit_mechanism")
+    objective = projected_bound(FIRST_ROUND, mechanism.claim.delta, 1.0 - confidence)
+    d0, d1 = _resolve_pair(mechanism, d0, d1, search, objective=objective, budget=FIRST_ROUND // 2, seed=seed)
+
+    def run_round(trials: int, round_seed: int, round_confidence: float) -> AuditResult:
+        return audit_mechanism(mechanism, d0, d1, trials=trials, seed=round_seed, confidence=round_confidence, **options)
+
+    return audit_in_rounds(run_round, seed=seed, confidence=confidence, epsilon=mechanism.claim.epsilon, budget=budget)
 
 
 def held_out_bound(fp: int, n0: int, fn: int, n1: int, *, delta: float, beta: float, direction: int | None) -> float:
@@ -320,6 +348,11 @@ def _build_result(
         fnr=fn / max(n1, 1),
         details=details,
     )
+    advice = None if interrupted else trials_for_violation(
+        fp, n0, fn, n1, claim=mechanism.claim.epsilon, delta=delta, beta=1.0 - confidence
+    )
+    if advice is not None and delta >= mechanism.claim.delta and lower.epsilon <= mechanism.claim.epsilon:
+        lower = dataclasses.replace(lower, details={**details, "trials_for_violation": max(advice, trials)})
     return AuditResult(
         mechanism=mechanism.name,
         params=dict(mechanism.params),

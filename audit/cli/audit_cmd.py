@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from dpaudit.audit.auto_trials import AUTO, MAX_TRIALS, TIGHT, AutoBudget
 from dpaudit.audit.cli.common import add_mechanism_arguments, parse_params, resolve_mechanism
 from dpaudit.audit.progress import trial_progress, wanted
 from dpaudit.audit.result import VIOLATION, AuditResult
@@ -21,12 +22,14 @@ def run(args: argparse.Namespace) -> int:
         from dpaudit.audit.report import check_report_path  # matplotlib loads only when a report is asked for
 
         check_report_path(args.report)
+    budget = AutoBudget(max_trials=args.max_trials, max_seconds=args.max_seconds, tight=args.tight)
+    total = budget.max_trials if args.trials == AUTO else args.trials
     try:
-        with trial_progress(args.trials, label=f"auditing {mech.name}", enabled=wanted(quiet=args.quiet)) as progress:
+        with trial_progress(total, label=f"auditing {mech.name}", enabled=wanted(quiet=args.quiet)) as progress:
             result = audit_mechanism(
                 mech, trials=args.trials, seed=args.seed, confidence=args.confidence,
                 progress=progress, workers=args.workers, scheduler=args.scheduler, search=args.search,
-                interval=args.interval,
+                interval=args.interval, budget=budget,
             )
     except AuditInterrupted as stop:
         if stop.result is None:
@@ -44,6 +47,19 @@ def run(args: argparse.Namespace) -> int:
     return 1 if result.verdict == VIOLATION else 0
 
 
+def trials_argument(text: str) -> int | str:
+    """Return `text` as a trial count (integers written as 1000000, 1e6 or 1_000_000), or "auto"."""
+    if text.strip().lower() == AUTO:
+        return AUTO
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is neither a number of trials nor 'auto'") from None
+    if not value.is_integer() or value < 1:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole positive number of trials")
+    return int(value)
+
+
 def show(result: AuditResult, as_json: bool) -> None:
     """Print the result as JSON or as a table."""
     if as_json:
@@ -56,7 +72,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `audit` subcommand."""
     parser = subparsers.add_parser("audit", help="audit one mechanism on its worst-case neighbouring pair")
     add_mechanism_arguments(parser)
-    parser.add_argument("--trials", type=int, default=1_000_000, help="outputs drawn per dataset (default 10^6)")
+    parser.add_argument("--trials", type=trials_argument, default=1_000_000,
+                        help="outputs drawn per dataset (default 10^6; 1e6 is fine), or 'auto': rounds of growing size"
+                             " until a violation is certified or the budget is spent")
+    parser.add_argument("--max-trials", type=trials_argument, default=MAX_TRIALS,
+                        help="with --trials auto: trials per dataset over all rounds (default 2e7)")
+    parser.add_argument("--max-seconds", type=float, help="with --trials auto: no round starts that would end later")
+    parser.add_argument("--tight", type=float, default=TIGHT,
+                        help="with --trials auto: also stop once the bound reaches this fraction of the claimed ε (default 1)")
     parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--json", action="store_true", help="print the JSON result")
