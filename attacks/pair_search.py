@@ -100,7 +100,8 @@ def default_candidates(mech: Mechanism, space: InputSpace | None, rng: np.random
     length = space.length if space else (len(mech.default_pair[0]) if mech.default_pair is not None else None)
     if length is None:
         raise InvalidParameterError(
-            f"Mechanism '{mech.name}' has no default pair; pass candidates or an InputSpace to search_pair."
+            f"Mechanism '{mech.name}' has no default pair to search around; give it one with "
+            "blackbox(..., default_pair=(d0, d1)) (in Python, an InputSpace or candidates will do too)."
         )
     if space is None or space.kind == "answers":
         found += statdp_patterns(length) + split_patterns(length)

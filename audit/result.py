@@ -107,12 +107,14 @@ class AuditResult:
 
 
 def _trial_rows(details: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Return the table rows on the trial count: the rounds of `trials="auto"`, or how many trials would likely decide."""
+    """Return the table rows on the trials: the rounds of `trials="auto"`, a warning, how many trials would likely decide."""
     rows = []
     if "auto" in details:
         auto = details["auto"]
         rows.append(("trials auto", f"{len(auto['rounds'])} rounds, {auto['trials_drawn']:,} trials per dataset in all; "
                                     f"stopped: {auto['stopped']}"))
+    if "warning" in details:
+        rows.append(("warning", details["warning"]))
     if "trials_for_violation" in details:
         rows.append(("more trials", f"about {details['trials_for_violation']:,} per dataset would likely certify a "
                                     "violation at the observed rates (a projection; try --trials auto)"))

@@ -26,6 +26,7 @@ from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
 from dpaudit.audit.estimators.gdp import gdp_from_counts
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
+from dpaudit.audit.reproducibility import global_streams, streams_warning
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import (
     AuditInterrupted,
@@ -90,7 +91,8 @@ def _resolve_pair(
             d0, d1 = search_pair(mech, objective=objective, budget=budget, seed=seed, space=space)
         elif mech.default_pair is None:
             raise InvalidParameterError(
-                f"Mechanism '{mech.name}' has no default neighbouring pair; pass d0 and d1, or search=InputSpace(...)."
+                f"Mechanism '{mech.name}' has no default neighbouring pair; give it one with "
+                "blackbox(..., default_pair=(d0, d1)), or pass d0 and d1 to audit_mechanism."
             )
         else:
             d0, d1 = mech.default_pair
@@ -231,7 +233,7 @@ def audit_mechanism(
     interval = check_interval(interval, delta)
     backend = Backend(workers=workers, scheduler=scheduler)
     beta = 1.0 - confidence
-    start = time.perf_counter()
+    start, streams = time.perf_counter(), global_streams()
     n_select, n_held = split_budget(trials)
     d0, d1 = _resolve_pair(
         mechanism, d0, d1, search, objective=projected_bound(n_held, delta, beta, interval=interval), budget=trials // 2, seed=seed
@@ -273,7 +275,7 @@ def audit_mechanism(
         if stop.trials:
             stop.result = count(stop.counts, stop.trials, interrupted=True)
         raise
-    return count(counts, n_held)
+    return count(counts, n_held, warning=streams_warning(streams))
 
 
 def _audit_auto(mechanism: Mechanism, d0: Any, d1: Any, *, budget: AutoBudget, seed: int, confidence: float,
@@ -319,6 +321,7 @@ def _build_result(
     search: dict | None,
     screened: dict | None = None,
     interrupted: bool = False,
+    warning: str | None = None,
 ) -> AuditResult:
     """Return the result from the held-out counts [d0 rejections, d1 rejections, d0 outputs, d1 outputs].
 
@@ -338,6 +341,8 @@ def _build_result(
         details["screening"] = screened
     if interrupted:
         details["interrupted"] = True
+    if warning:
+        details["warning"] = warning
     lower = LowerBound(
         epsilon=held_out_bound(fp, n0, fn, n1, delta=delta, beta=1.0 - confidence, direction=direction),
         confidence=confidence,

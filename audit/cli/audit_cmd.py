@@ -1,4 +1,4 @@
-"""`dpaudit audit NAME|module:attr ...`: one audit; exit 0 consistent, 1 violation, 2 bad input."""
+"""`dpaudit audit NAME|module:attr ...`: one audit; exit 0 consistent, 1 violation, 2 bad input, 3 crash."""
 
 from __future__ import annotations
 
@@ -7,11 +7,14 @@ import json
 import sys
 
 from dpaudit.audit.auto_trials import AUTO, MAX_TRIALS, TIGHT, AutoBudget
+from dpaudit.audit.cli import CRASH
 from dpaudit.audit.cli.common import add_mechanism_arguments, parse_params, resolve_mechanism
 from dpaudit.audit.progress import trial_progress, wanted
 from dpaudit.audit.result import VIOLATION, AuditResult
 from dpaudit.audit.runner import AuditInterrupted
+from dpaudit.audit.time_limit import Limit, TimeLimit, time_limit
 from dpaudit.audit.two_dataset import INTERVALS, audit_mechanism
+from dpaudit.mechanisms.errors import MechanismError
 from rich.console import Console
 
 
@@ -24,27 +27,45 @@ def run(args: argparse.Namespace) -> int:
         check_report_path(args.report)
     budget = AutoBudget(max_trials=args.max_trials, max_seconds=args.max_seconds, tight=args.tight)
     total = budget.max_trials if args.trials == AUTO else args.trials
+    limit = Limit(args.timeout)
     try:
-        with trial_progress(total, label=f"auditing {mech.name}", enabled=wanted(quiet=args.quiet)) as progress:
+        with time_limit(limit), trial_progress(total, label=f"auditing {mech.name}", enabled=wanted(quiet=args.quiet)) as progress:
             result = audit_mechanism(
                 mech, trials=args.trials, seed=args.seed, confidence=args.confidence,
                 progress=progress, workers=args.workers, scheduler=args.scheduler, search=args.search,
                 interval=args.interval, budget=budget,
             )
     except AuditInterrupted as stop:
-        if stop.result is None:
-            raise
-        held = stop.result.lower_bound.details["held_out"]
-        print(f"dpaudit: interrupted; the bound below uses the {held:,} held-out trials per dataset that finished.",
-              file=sys.stderr)
-        show(stop.result, args.json)
-        return 130
+        return stopped_early(stop, limit, mech.name, args.json)
+    except TimeLimit:
+        raise MechanismError(
+            f"Mechanism '{mech.name}' did not finish within the --timeout of {limit.seconds:g} seconds, "
+            "before any held-out trial."
+        ) from None
     show(result, args.json)
     if args.report:
         from dpaudit.audit.report import write_report
 
         write_report(result, args.report, event=mech.event)
     return 1 if result.verdict == VIOLATION else 0
+
+
+def stopped_early(stop: AuditInterrupted, limit: Limit, name: str, as_json: bool) -> int:
+    """Print the bound of the held-out trials that finished before Ctrl-C or the --timeout; return the exit status.
+
+    Ctrl-C: 130. Time limit: 1 if those trials certify a violation, else 3 (the mechanism hung).
+    """
+    if stop.result is None and limit.expired:
+        raise MechanismError(f"Mechanism '{name}' did not finish within the --timeout of {limit.seconds:g} seconds.")
+    if stop.result is None:
+        raise stop
+    held = stop.result.lower_bound.details["held_out"]
+    why = f"stopped by the --timeout of {limit.seconds:g} seconds" if limit.expired else "interrupted"
+    print(f"dpaudit: {why}; the bound below uses the {held:,} held-out trials per dataset that finished.", file=sys.stderr)
+    show(stop.result, as_json)
+    if not limit.expired:
+        return 130
+    return 1 if stop.result.verdict == VIOLATION else CRASH
 
 
 def trials_argument(text: str) -> int | str:
@@ -77,6 +98,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              " until a violation is certified or the budget is spent")
     parser.add_argument("--max-trials", type=trials_argument, default=MAX_TRIALS,
                         help="with --trials auto: trials per dataset over all rounds (default 2e7)")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS",
+                        help="stop a mechanism that hangs after SECONDS; the trials that finished give the bound")
     parser.add_argument("--max-seconds", type=float, help="with --trials auto: no round starts that would end later")
     parser.add_argument("--tight", type=float, default=TIGHT,
                         help="with --trials auto: also stop once the bound reaches this fraction of the claimed ε (default 1)")
