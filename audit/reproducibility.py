@@ -2,7 +2,10 @@
 
 Such draws ignore the audit's seed, so the same seed no longer gives the
 same result. The bound stays sound (its randomness is still fresh), but the
-user should know, and pass the `rng` the mechanism is given instead.
+user should know, and draw from the `rng` the mechanism is given instead.
+Only the phase that always runs in process (pair, probe, screening,
+selection) is watched: chunks may run elsewhere, and Dask itself draws
+from Python's generator.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ GLOBAL_STREAMS_WARNING = (
 
 
 def global_streams() -> tuple[Any, ...]:
-    """Return the positions of numpy's and Python's global generators, to compare before and after an audit."""
+    """Return the positions of numpy's and Python's global generators, to compare before and after the selection phase."""
     _, keys, pos, has_gauss, cached = np.random.get_state()
     return keys.tobytes(), pos, has_gauss, cached, random.getstate()
 

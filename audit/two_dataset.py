@@ -262,11 +262,12 @@ def audit_mechanism(
     chunk_seeds = seeds(seed, len(sizes))[1:]
     if progress:
         progress(n_select)
+    warning = streams_warning(streams)  # the selection phase runs here, in process, whatever the backend
     task = CountRejections(mechanism, d0, d1, choice.test, shape)
     count = functools.partial(
         _build_result, mechanism, trials=trials, n_select=n_select, delta=delta, confidence=confidence, seed=seed,
         start=start, test=choice.test.describe(), direction=direction,
-        search=({"trials": trials // 2, "d0": d0, "d1": d1} if search else None),
+        search=({"trials": trials // 2, "d0": d0, "d1": d1} if search else None), warning=warning,
         screened=None if kept is None else {"trials": n_screen, "coordinates": kept.tolist()},
     )
     try:
@@ -275,7 +276,7 @@ def audit_mechanism(
         if stop.trials:
             stop.result = count(stop.counts, stop.trials, interrupted=True)
         raise
-    return count(counts, n_held, warning=streams_warning(streams))
+    return count(counts, n_held)
 
 
 def _audit_auto(mechanism: Mechanism, d0: Any, d1: Any, *, budget: AutoBudget, seed: int, confidence: float,

@@ -76,8 +76,8 @@ def trials_argument(text: str) -> int | str:
         value = float(text.replace("_", ""))
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{text}' is neither a number of trials nor 'auto'") from None
-    if not value.is_integer() or value < 1:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a whole positive number of trials")
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of trials")
     return int(value)
 
 
