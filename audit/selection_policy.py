@@ -24,6 +24,7 @@ DISCRETE_SHARE = 0.2
 DISCRETE_SELECTION_ELEMENTS = 20_000_000
 DISCRETE_LEVEL_MASS = 5.0
 MAX_DISCRETE_LEVEL = 0.5
+ATOM_LEVEL = 0.1
 
 
 def split_budget(trials: int, elements: int = 1) -> tuple[int, int]:

@@ -40,6 +40,7 @@ from dpaudit.audit.runner import (
 )
 from dpaudit.audit.screening import columns, on_whole_outputs, screen_coordinates
 from dpaudit.audit.selection_policy import (
+    ATOM_LEVEL,
     discrete_selection_size,
     held_out_direction,
     projected_bound,
@@ -252,7 +253,8 @@ def audit_mechanism(
     categories = distinct_outputs(out0, out1) if discrete else None
     level = selection_level(categories)
     choice = select_test(out0, out1, objective=projected_bound(n_held, delta, beta, level=level, interval=interval),
-                         categories=categories)
+                         categories=categories,
+                         atom_objective=projected_bound(n_held, delta, beta, level=ATOM_LEVEL, interval=interval))
     if kept is not None:
         test = dataclasses.replace(choice.test, scorer=on_whole_outputs(choice.test.scorer, kept))
         choice = dataclasses.replace(choice, test=test)

@@ -7,7 +7,7 @@
 coordinate also carrying the count (true ε 1), claimed 0.2; prints the
 certified bound, the chosen test, seconds and peak memory (ru_maxrss).
 `auto`: a count with Laplace(1) noise released exactly with probability
-0.002, claimed (1, 10⁻⁴)-DP; prints the verdict at 2·10⁵ trials and with
+0.0002, claimed (1, 10⁻⁵)-DP; prints the verdict at 2·10⁵ trials and with
 `trials="auto"`, with the trials the rounds drew.
 """
 
@@ -40,10 +40,10 @@ def wide(width: int, trials: int) -> None:
 def auto() -> None:
     def exact_answer_sometimes(data, rng, size):
         out = np.sum(data) + rng.laplace(0.0, 1.0, size)
-        out[rng.random(size) < 0.002] = np.sum(data)
+        out[rng.random(size) < 0.0002] = np.sum(data)
         return out
 
-    mech = blackbox(exact_answer_sometimes, epsilon=1.0, delta=1e-4)
+    mech = blackbox(exact_answer_sometimes, epsilon=1.0, delta=1e-5)
     fixed = audit_mechanism(mech, [0.0], [1.0], trials=200_000, seed=0)
     print(f"2e5 trials: lower {fixed.lower_bound.epsilon:.3f} ({fixed.verdict})")
     res = audit_mechanism(mech, [0.0], [1.0], trials="auto", seed=0)
