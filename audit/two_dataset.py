@@ -135,8 +135,12 @@ def _selection_seed(seed: int) -> np.random.SeedSequence:
 def _draw_selection(
     mech: Mechanism, d0: Any, d1: Any, size: int, seed: np.random.SeedSequence, kept: np.ndarray | None, elements: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Return `size` selection outputs per dataset: whole, or only the `kept` coordinates of wide outputs (of
-    `elements` numbers), drawn in chunks."""
+    """Return `size` selection outputs per dataset from `seed`: whole, or, drawn in chunks (`seed`'s children),
+    only the `kept` coordinates of wide outputs of `elements` numbers.
+
+    The selection seed's children: 0 grows a discrete selection, 1 draws the
+    probe, 2 screens, 3 draws a screened selection.
+    """
     if kept is None:
         return _selection(mech, d0, d1, size, seed)
     sizes = chunk_sizes(size, per_chunk(elements))
@@ -244,7 +248,8 @@ def audit_mechanism(
     elements = int(np.prod(shape, dtype=int))
     kept, n_screen = _screen(mechanism, d0, d1, trials=trials, elements=elements, seed=seed)
     n_select, n_held = split_budget(trials - n_screen, elements if kept is None else len(kept))
-    out0, out1 = _draw_selection(mechanism, d0, d1, n_select, _selection_seed(seed), kept, elements)
+    first = _selection_seed(seed) if kept is None else _selection_seed(seed).spawn(4)[3]
+    out0, out1 = _draw_selection(mechanism, d0, d1, n_select, first, kept, elements)
     discrete = is_discrete(out0, out1)
     if discrete:
         out0, out1 = _discrete_selection(mechanism, d0, d1, out0, out1, trials=trials - n_screen, seed=seed,
