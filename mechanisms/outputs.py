@@ -52,7 +52,11 @@ def check_outputs(name: str, out: Any, size: int) -> np.ndarray:
 
 
 def check_shape(name: str, out: np.ndarray, shape: tuple[int, ...], where: str) -> np.ndarray:
-    """Return `out` if each of its outputs has `shape` (that of the first batch); else raise `MechanismError` saying so."""
+    """Return `out` if each of its outputs has `shape` (that of the first batch); else raise `MechanismError` saying so.
+
+    Dtypes need no check: after `check_outputs` every batch holds numbers,
+    each output mapped by the same fixed map whatever else its batch holds.
+    """
     if out.shape[1:] != tuple(shape):
         raise MechanismError(
             f"Mechanism '{name}' returned outputs of shape {out.shape[1:]} {where}, "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
@@ -19,7 +20,10 @@ from rich.console import Console
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the audit and print its summary (or JSON); return 1 on a violation."""
+    """Run the audit and print its summary (or JSON); return 1 on a violation.
+
+    What the mechanism prints while it runs goes to stderr, so stdout holds the result alone.
+    """
     mech = resolve_mechanism(args.name, parse_params(args.param), args.epsilon, args.delta)
     if args.report:
         from dpaudit.audit.report import check_report_path  # matplotlib loads only when a report is asked for
@@ -29,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
     total = budget.max_trials if args.trials == AUTO else args.trials
     limit = Limit(args.timeout)
     try:
-        with time_limit(limit), trial_progress(total, label=f"auditing {mech.name}", enabled=wanted(quiet=args.quiet)) as progress:
+        with time_limit(limit), contextlib.redirect_stdout(sys.stderr), \
+                trial_progress(total, label=f"auditing {mech.name}", enabled=wanted(quiet=args.quiet)) as progress:
             result = audit_mechanism(
                 mech, trials=args.trials, seed=args.seed, confidence=args.confidence,
                 progress=progress, workers=args.workers, scheduler=args.scheduler, search=args.search,

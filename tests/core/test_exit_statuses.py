@@ -43,6 +43,10 @@ def _complex_leak(data, rng, size):
 def _memory(data, rng, size):
     raise MemoryError()
 
+def _chatty(data, rng, size):
+    print("debug: drawing", size)
+    return np.sum(data) + rng.laplace(0.0, 1.0, size)
+
 bytes_out = blackbox(_bytes, epsilon=1.0, default_pair=PAIR)
 huge = blackbox(_huge, epsilon=1.0, default_pair=PAIR)
 exits = blackbox(_exits, epsilon=1.0, default_pair=PAIR)
@@ -51,6 +55,7 @@ narrows = blackbox(_narrows, epsilon=1.0, default_pair=PAIR)
 widens = blackbox(_widens, epsilon=1.0, default_pair=PAIR)
 complex_leak = blackbox(_complex_leak, epsilon=1.0, default_pair=PAIR)
 memory = blackbox(_memory, epsilon=1.0, default_pair=PAIR)
+chatty = blackbox(_chatty, epsilon=1.0, default_pair=PAIR)
 '''
 
 
@@ -148,3 +153,8 @@ def test_a_narrower_batch_in_python_names_the_shapes():
 
     with pytest.raises(MechanismError, match=r"shape \(2,\) on d0, where the first batch had \(3,\)"):
         audit_mechanism(blackbox(narrows, epsilon=1.0), [0.0], [1.0], trials=200_000, seed=0)
+
+
+def test_what_a_mechanism_prints_does_not_spoil_the_json(capsys, user_module):
+    code, out, err = run(capsys, "audit", f"{user_module}:chatty", "--trials", "10000", "--json", "--quiet")
+    assert code == 0 and json.loads(out)["verdict"] == "consistent" and "debug: drawing" in err
