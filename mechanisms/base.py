@@ -108,9 +108,7 @@ class Mechanism:
         try:
             out = self.sampler(fresh_copy(data), size, rng)
         except (Exception, SystemExit) as exc:  # a black box may raise anything, even exit; name it in one sentence
-            raise MechanismError(
-                f"Mechanism '{self.name}' raised {type(exc).__name__}: {str(exc).rstrip('.') or 'no message'}."
-            ) from exc
+            raise MechanismError(f"Mechanism '{self.name}' raised {type(exc).__name__}: {_detail(exc)}.") from exc
         return check_outputs(self.name, out, size)
 
     def with_claim(self, epsilon: float | None = None, delta: float | None = None) -> "Mechanism":
@@ -121,6 +119,15 @@ class Mechanism:
             self.claim.relation,
         )
         return dataclasses.replace(self, claim=claim)
+
+
+def _detail(exc: BaseException) -> str:
+    """Return an exception's message without its full stop, or what its type means when it has none."""
+    if str(exc).strip():
+        return str(exc).strip().rstrip(".")
+    if isinstance(exc, MemoryError):
+        return "it ran out of memory (fewer outputs per call, or smaller outputs, may help)"
+    return "no message"
 
 
 def fresh_copy(data: Any) -> Any:

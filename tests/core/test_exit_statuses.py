@@ -86,7 +86,7 @@ def one_sentence(err):
         ("exits_nonzero", 3, "raised SystemExit"),
         ("narrows", 3, "outputs must keep one shape"),
         ("widens", 3, "outputs must keep one shape"),
-        ("memory", 3, "MemoryError"),
+        ("memory", 3, "MemoryError: it ran out of memory"),
     ],
 )
 def test_user_mechanisms_end_with_their_status_and_one_sentence(capsys, user_module, attr, status, words):
