@@ -165,16 +165,26 @@ def check_pair(mech: Mechanism, d0: Any, d1: Any) -> tuple[Any, Any]:
     if mech.neighbours is unchecked:
         return a, b
     ra, rb = _records(a, "d0"), _records(b, "d1")
-    hint = ""
-    if mech.neighbours is None:
-        reason = by_relation(mech.claim.relation.value)(ra, rb)
-        hint = " (if they are neighbours in your setting, pass blackbox(..., neighbours=) a check of your own)"
-    else:
+    if mech.neighbours is not None:
         _same_shape(ra, rb)
-        reason = mech.neighbours(ra, rb)
+    reason = not_neighbours(mech, ra, rb)
     if reason:
+        hint = "" if mech.neighbours else " (if they are neighbours in your setting, pass blackbox(..., neighbours=) a check of your own)"
         raise InvalidParameterError(f"d0 and d1 are not neighbours for '{mech.name}': {reason}{hint}.")
     return a, b
+
+
+def not_neighbours(mech: Mechanism, d0: np.ndarray, d1: np.ndarray) -> str | None:
+    """Return None when the arrays of records d0, d1 are neighbours for `mech`, else a sentence saying why not.
+
+    By the mechanism's own check (equal lengths), else under its claim's
+    relation (`dpaudit.mechanisms.neighbours.by_relation`).
+    """
+    if mech.neighbours is None:
+        return by_relation(mech.claim.relation.value)(d0, d1)
+    if d0.shape != d1.shape:
+        return f"their shapes differ ({d0.shape} and {d1.shape})"
+    return mech.neighbours(d0, d1)
 
 
 def _records(data: Any, name: str) -> np.ndarray:
