@@ -9,8 +9,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# torch first, pinned: on these machines 2.13.0 is the CPU build; a bare `torch`
+# requirement would pull a CUDA build of several GB. The extras then add nothing.
 $(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(BIN)/pip install --quiet -e '.[opendp]'
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e '.[opendp,pydp,pipelinedp,torch,opacus]'
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed

@@ -1,1 +1,5 @@
-"""Attacks: choose inputs, run the mechanism, reduce its outputs to observations."""
+"""Attacks: choose inputs, run the mechanism, reduce its outputs to evidence (`Observations` or error counts)."""
+
+from dpaudit.attacks.observations import Observations
+
+__all__ = ["Observations"]

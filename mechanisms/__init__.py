@@ -1,25 +1,5 @@
 """Mechanisms: black boxes with the privacy claim made about them, and the registry of built-ins."""
 
-# Importing the modules registers their mechanisms.
-from dpaudit.mechanisms import (  # noqa: F401
-    canary_targets,
-    floating_point,
-    gaussian,
-    geometric,
-    histogram,
-    laplace,
-    marginals,
-    marginals_buggy,
-    noise,
-    noisy_hist,
-    noisy_max,
-    opendp_adapters,
-    private_selection,
-    randomized_response,
-    sparse_vector,
-    statistics,
-    transforms,
-)
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation, check_pair
 from dpaudit.mechanisms.blackbox import blackbox
 from dpaudit.mechanisms.errors import DPAuditError, InvalidParameterError, MechanismError, UnknownMechanismError

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import functools
+import importlib
 import inspect
 from typing import Any, Callable
 
@@ -11,6 +13,29 @@ from dpaudit.mechanisms.errors import InvalidParameterError, UnknownMechanismErr
 
 Factory = Callable[..., Mechanism]
 _REGISTRY: dict[str, Factory] = {}
+# Importing a module registers its mechanisms; the registry imports them on first use, so importing
+# dpaudit.mechanisms loads neither OpenDP nor the other optional libraries.
+BUILTIN_MODULES = (
+    "dpaudit.mechanisms.canary_targets",
+    "dpaudit.mechanisms.floating_point",
+    "dpaudit.mechanisms.gaussian",
+    "dpaudit.mechanisms.geometric",
+    "dpaudit.mechanisms.histogram",
+    "dpaudit.mechanisms.laplace",
+    "dpaudit.mechanisms.marginals",
+    "dpaudit.mechanisms.marginals_buggy",
+    "dpaudit.mechanisms.noise",
+    "dpaudit.mechanisms.noisy_hist",
+    "dpaudit.mechanisms.noisy_max",
+    "dpaudit.mechanisms.opendp_adapters",
+    "dpaudit.mechanisms.pipelinedp_adapters",
+    "dpaudit.mechanisms.private_selection",
+    "dpaudit.mechanisms.pydp_adapters",
+    "dpaudit.mechanisms.randomized_response",
+    "dpaudit.mechanisms.sparse_vector",
+    "dpaudit.mechanisms.statistics",
+    "dpaudit.mechanisms.transforms",
+)
 
 
 def register(name: str) -> Callable[[Factory], Factory]:
@@ -25,13 +50,21 @@ def register(name: str) -> Callable[[Factory], Factory]:
     return decorate
 
 
+@functools.cache
+def _load_builtins() -> None:
+    for module in BUILTIN_MODULES:
+        importlib.import_module(module)
+
+
 def list_mechanisms() -> list[str]:
     """Return the registered names, sorted."""
+    _load_builtins()
     return sorted(_REGISTRY)
 
 
 def factory(name: str) -> Factory:
     """Return the factory registered as `name`, or raise `UnknownMechanismError` with suggestions."""
+    _load_builtins()
     try:
         return _REGISTRY[name]
     except KeyError:

@@ -20,6 +20,8 @@ from dpaudit.mechanisms.errors import DPAuditError, MechanismError
 
 BAD_INPUT, CRASH = 2, 3
 
+__all__ = ["build_parser", "main"]
+
 COMMAND_MODULES = (
     "dpaudit.audit.cli.list_cmd",
     "dpaudit.audit.cli.audit_cmd",
@@ -28,6 +30,7 @@ COMMAND_MODULES = (
     "dpaudit.audit.cli.canary_cmd",
     "dpaudit.audit.cli.one_run_cmd",
     "dpaudit.audit.cli.trace_cmd",
+    "dpaudit.audit.cli.dpsgd_cmd",
     "dpaudit.audit.cli.experiment_cmd",
 )
 

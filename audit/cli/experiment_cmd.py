@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dpaudit.experiments import EXPERIMENTS, get_experiment, run_experiment
+from dpaudit.audit.experiment_registry import experiment_names, get_experiment, run_experiment
 from rich.console import Console
 
 
@@ -13,7 +13,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the experiment (or list them when NAME is left out); return 0."""
     console = Console()
     if args.name is None:
-        for name in EXPERIMENTS:
+        for name in experiment_names():
             summary = (get_experiment(name).__doc__ or "").strip().splitlines()[0]
             print(f"{name:<25} {summary.split(':', 1)[-1].strip()}")
         return 0
@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `experiment` subcommand."""
     parser = subparsers.add_parser("experiment", help="reproduce a published result (figure + JSON)")
-    parser.add_argument("name", metavar="NAME", nargs="?", help=f"one of: {', '.join(EXPERIMENTS)} (omit to list)")
+    parser.add_argument("name", metavar="NAME", nargs="?", help="an experiment (omit to list them)")
     parser.add_argument("--out", metavar="DIR", default="dpaudit-out", help="output folder (default dpaudit-out/)")
     parser.add_argument("--quick", action="store_true", help="small trial budget (seconds; for tests)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

@@ -1,0 +1,49 @@
+"""Microseconds per draw of every installed library adapter (OpenDP, python-dp, PipelineDP).
+
+Each mechanism draws DRAWS outputs on its default d0 in one `sample` call
+(the call the audit makes); the least of REPEATS runs is kept, as the least
+disturbed by load on a shared machine. The suite's per-mechanism budgets
+(`dpaudit.audit.suite.TRIAL_MULTIPLIERS`) follow from these numbers.
+
+Run: python benchmarks/library_speed.py [DRAWS]
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+from dpaudit.audit.suite import TRIAL_MULTIPLIERS
+from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms
+from rich.console import Console
+from rich.table import Table
+
+PREFIXES = ("opendp_", "pydp_", "pipelinedp_")
+REPEATS = 3
+
+
+def micros_per_draw(name: str, draws: int) -> float:
+    """Return the least over REPEATS of the wall µs per output of `name` on its default d0."""
+    mech = get_mechanism(name)
+    d0 = mech.default_pair[0]
+    best = float("inf")
+    for seed in range(REPEATS):
+        start = time.perf_counter()
+        mech.sample(d0, draws, np.random.default_rng(seed))
+        best = min(best, time.perf_counter() - start)
+    return best / draws * 1e6
+
+
+def main(draws: int = 20_000) -> None:
+    table = Table(title=f"library adapters: µs per draw ({draws:,} draws, least of {REPEATS})")
+    for column in ("mechanism", "µs per draw", "suite trials (quick)"):
+        table.add_column(column, justify="left" if column == "mechanism" else "right")
+    for name in (n for n in list_mechanisms() if n.startswith(PREFIXES)):
+        trials = int(1_000_000 * TRIAL_MULTIPLIERS.get(name, 1))
+        table.add_row(name, f"{micros_per_draw(name, draws):.1f}", f"{trials:,}")
+    Console(width=100).print(table)
+
+
+if __name__ == "__main__":
+    main(*(int(a) for a in sys.argv[1:2]))
