@@ -31,6 +31,8 @@ def _hangs_late(data, rng, size):
 hangs = blackbox(_hangs, epsilon=1.0, default_pair=PAIR)
 hangs_late = blackbox(_hangs_late, epsilon=1.0, default_pair=PAIR)
 no_pair = blackbox(lambda data, rng: float(np.sum(data)), epsilon=1.0)
+far_pair = blackbox(lambda data, rng, size: np.sum(data) + rng.laplace(0.0, 1.0, size), epsilon=1.0,
+                    default_pair=([0] * 5, [1] * 5))
 '''
 
 
@@ -89,3 +91,9 @@ def test_canaries_take_the_width_of_a_users_records():
     assert audit_canaries(mech, runs=200, canary="fixed", seed=0).lower_bound.epsilon >= 0.0
     with pytest.raises(InvalidParameterError, match="records of 3 numbers.*got dim=5"):
         audit_canaries(mech, runs=200, canary="fixed", dim=5, seed=0)
+
+
+def test_a_pair_that_is_not_neighbouring_is_bad_input_not_a_violation(capsys, user_module):
+    # A correct Laplace count on [0]*5 against [1]*5 used to "certify" 4.66 and exit 1.
+    code, out, err = run(capsys, "audit", f"{user_module}:far_pair", "--quiet", "--json")
+    assert code == 2 and not out and "not neighbours" in err and "differ in 5 records" in err
