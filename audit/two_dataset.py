@@ -38,7 +38,7 @@ from dpaudit.audit.runner import (
     run_chunks,
     seeds,
 )
-from dpaudit.audit.screening import columns, on_whole_outputs, screen_coordinates
+from dpaudit.audit.screening import Screen, columns, on_whole_outputs, screen_coordinates
 from dpaudit.audit.selection_policy import (
     ATOM_LEVEL,
     discrete_selection_size,
@@ -133,10 +133,10 @@ def _selection_seed(seed: int) -> np.random.SeedSequence:
 
 
 def _draw_selection(
-    mech: Mechanism, d0: Any, d1: Any, size: int, seed: np.random.SeedSequence, kept: np.ndarray | None, elements: int
+    mech: Mechanism, d0: Any, d1: Any, size: int, seed: np.random.SeedSequence, kept: Screen | None, elements: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return `size` selection outputs per dataset from `seed`: whole, or, drawn in chunks (`seed`'s children),
-    only the `kept` coordinates of wide outputs of `elements` numbers.
+    only the screened view (`kept`) of wide outputs of `elements` numbers.
 
     The selection seed's children: 0 grows a discrete selection, 1 draws the
     probe, 2 screens, 3 draws a screened selection.
@@ -150,7 +150,7 @@ def _draw_selection(
 
 def _discrete_selection(
     mech: Mechanism, d0: Any, d1: Any, out0: np.ndarray, out1: np.ndarray, *, trials: int, seed: int,
-    kept: np.ndarray | None, elements: int,
+    kept: Screen | None, elements: int,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return the selection outputs grown to `discrete_selection_size` with draws from the selection seed's first child."""
     size = discrete_selection_size(trials, int(np.prod(out0.shape[1:], dtype=int)))
@@ -161,8 +161,8 @@ def _discrete_selection(
     return np.concatenate([out0, more0]), np.concatenate([out1, more1])
 
 
-def _screen(mech: Mechanism, d0: Any, d1: Any, *, trials: int, elements: int, seed: int) -> tuple[np.ndarray | None, int]:
-    """Return the coordinates kept by screening wide outputs (`dpaudit.audit.screening`) and the outputs it drew, or (None, 0)."""
+def _screen(mech: Mechanism, d0: Any, d1: Any, *, trials: int, elements: int, seed: int) -> tuple[Screen | None, int]:
+    """Return the `Screen` of wide outputs (`dpaudit.audit.screening`) and the outputs it drew, or (None, 0)."""
     size = screening_size(trials, elements)
     if not size:
         return None, 0
@@ -247,7 +247,7 @@ def audit_mechanism(
     shape = _output_shape(mechanism, d0, seed)
     elements = int(np.prod(shape, dtype=int))
     kept, n_screen = _screen(mechanism, d0, d1, trials=trials, elements=elements, seed=seed)
-    n_select, n_held = split_budget(trials - n_screen, elements if kept is None else len(kept))
+    n_select, n_held = split_budget(trials - n_screen, elements if kept is None else kept.width())
     first = _selection_seed(seed) if kept is None else _selection_seed(seed).spawn(4)[3]
     out0, out1 = _draw_selection(mechanism, d0, d1, n_select, first, kept, elements)
     discrete = is_discrete(out0, out1)
@@ -275,7 +275,7 @@ def audit_mechanism(
         _build_result, mechanism, trials=trials, n_select=n_select, delta=delta, confidence=confidence, seed=seed,
         start=start, test=choice.test.describe(), direction=direction,
         search=({"trials": trials // 2, "d0": d0, "d1": d1} if search else None), warning=warning,
-        screened=None if kept is None else {"trials": n_screen, "coordinates": kept.tolist()},
+        screened=None if kept is None else {"trials": n_screen, "coordinates": kept.kept.tolist()},
     )
     try:
         counts = run_chunks(task, sizes, chunk_seeds, name=mechanism.name, seed=seed, backend=backend, progress=progress)

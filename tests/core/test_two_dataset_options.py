@@ -67,7 +67,7 @@ def test_audit_learns_the_output_size_and_screens_outputs_too_wide_for_the_selec
     details = audit_mechanism(mech, trials=10_000, seed=0).lower_bound.details
     wanted = split_budget(10_000)[0]
     assert 20_000 // 50 < wanted == details["screening"]["trials"]
-    chosen = split_budget(10_000 - wanted, len(details["screening"]["coordinates"]))[0]
+    chosen = split_budget(10_000 - wanted, len(details["screening"]["coordinates"]) + 1)[0]  # and the linear score
     assert details["selection"] == wanted + chosen and details["held_out"] == 10_000 - wanted - chosen
 
 

@@ -29,3 +29,14 @@ def test_a_one_coordinate_leak_among_thirty_thousand_is_found(claim, verdict):
     assert res.test.startswith(f"coordinate[{LEAK}]")
     assert LEAK in res.lower_bound.details["screening"]["coordinates"]
     assert 0.3 < res.lower_bound.epsilon <= 1.0
+
+
+def spread_thin(data, rng, size):
+    """N(0, 1) noise on 30 000 coordinates, each shifted by 0.02 · the count: ℓ2 shift 3.5 in all, none visible alone."""
+    return rng.normal(0.0, 1.0, (size, WIDTH)) + 0.02 * np.sum(data)
+
+
+def test_a_leak_spread_thinly_over_every_coordinate_is_found_by_the_linear_score():
+    # μ = 0.02·√30 000 ≈ 3.46-GDP, far from (1, 1e-5)-DP; one coordinate alone is 0.02-GDP.
+    res = audit_mechanism(blackbox(spread_thin, epsilon=1.0, delta=1e-5), np.zeros(1), np.ones(1), trials=6000, seed=0)
+    assert res.verdict == "violation" and res.test.startswith("screened linear score")
