@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +154,15 @@ class Observations:
             np.savez(path, scores=self.scores, truth=self.truth)
         return path
 
+    @staticmethod
+    def check_path(path: str | Path) -> Path:
+        """Return `path` if observations can be saved there (.json or .npz, in an existing folder); else raise one sentence."""
+        path = Path(path)
+        _suffix(path)
+        if not path.parent.is_dir():
+            raise InvalidParameterError(f"Cannot save observations to '{path}': the folder '{path.parent}' does not exist.")
+        return path
+
     @classmethod
     def load(cls, path: str | Path) -> Observations:
         """Return the observations stored at `path` (.json or .npz, by suffix), never unpickling."""
@@ -162,16 +172,18 @@ class Observations:
             raise InvalidParameterError(f"No observations file at '{path}'.")
         if suffix == ".json":
             try:
-                data = json.loads(path.read_text())
+                data = json.loads(path.read_text(encoding="utf-8"))
             except json.JSONDecodeError as err:
                 raise InvalidParameterError(f"'{path}' is not valid JSON ({err.msg}).") from None
+            except UnicodeDecodeError:
+                raise InvalidParameterError(f"'{path}' is not valid JSON (it is not UTF-8 text).") from None
             return cls.from_dict(data)
         try:
             with np.load(path, allow_pickle=False) as data:
                 scores, truth = data["scores"], data["truth"]
-        except (KeyError, ValueError, OSError):
+        except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile):
             raise InvalidParameterError(
-                f"'{path}' is not an .npz file with 'scores' and 'truth' arrays."
+                f"'{path}' is not an .npz file with 'scores' and 'truth' arrays (or it is truncated)."
             ) from None
         return cls(scores=scores, truth=truth)
 

@@ -25,7 +25,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 from dpaudit.attacks.distinguish import Objective, select_test
-from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.base import Mechanism, not_neighbours
 from dpaudit.mechanisms.errors import InvalidParameterError
 
 SEARCH_KEY = 0x5EA4C4
@@ -100,7 +100,8 @@ def default_candidates(mech: Mechanism, space: InputSpace | None, rng: np.random
     length = space.length if space else (len(mech.default_pair[0]) if mech.default_pair is not None else None)
     if length is None:
         raise InvalidParameterError(
-            f"Mechanism '{mech.name}' has no default pair; pass candidates or an InputSpace to search_pair."
+            f"Mechanism '{mech.name}' has no default pair to search around; give it one with "
+            "blackbox(..., default_pair=(d0, d1)) (in Python, an InputSpace or candidates will do too)."
         )
     if space is None or space.kind == "answers":
         found += statdp_patterns(length) + split_patterns(length)
@@ -121,12 +122,8 @@ def pair_score(mech: Mechanism, pair: Pair, size: int, rng: np.random.Generator,
 
 
 def _neighbours(mech: Mechanism, a: np.ndarray, b: np.ndarray) -> bool:
-    """Return True for neighbours: by the mechanism's own check, else (a black box) one differing record."""
-    if a.shape != b.shape:
-        return False
-    if mech.neighbours is not None:
-        return mech.neighbours(a, b) is None
-    return int(np.any(a.reshape(len(a), -1) != b.reshape(len(b), -1), axis=1).sum()) <= 1
+    """Return True for neighbours: by the mechanism's own check, else under its claim's relation (`not_neighbours`)."""
+    return a.shape == b.shape and not_neighbours(mech, a, b) is None
 
 
 def _valid(mech: Mechanism, candidates: Iterable[tuple[str, Pair]]) -> list[tuple[str, Pair]]:

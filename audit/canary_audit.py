@@ -178,12 +178,14 @@ def _verdict_text(verdict: str | None) -> str:
 
 
 
-def canary_design(mech: Mechanism, m: int, *, dim: int, norm: float | None, rng: np.random.Generator) -> CanarySet:
+def canary_design(mech: Mechanism, m: int, *, dim: int | None, norm: float | None, rng: np.random.Generator) -> CanarySet:
     """Return m canaries fitting the records of `mech` (judged from its default pair and params).
 
     Category records (1-D integers, a `bins` parameter): one category per
     canary. Vector records (2-D numeric datasets, or no default pair at all):
     random ±norm/√dim vectors, or ±norm·e_i when the mechanism clips in ℓ1
+    (`dim`; for a user's mechanism the width of its default pair's
+    records, which a different `dim` may not contradict)
     (`clip_norm` = "l1"); norm defaults to the mechanism's `clip` (else 1);
     BASE_RECORDS null (zero) records are in every run, so that mechanisms
     whose noise depends on the dataset's size see a realistic one.
@@ -197,12 +199,27 @@ def canary_design(mech: Mechanism, m: int, *, dim: int, norm: float | None, rng:
     if sample is None or (sample.ndim == 2 and np.issubdtype(sample.dtype, np.number)):
         size = float(mech.params.get("clip", 1.0)) if norm is None else norm
         make = sparse_canaries if mech.params.get("clip_norm") == "l1" else vector_canaries
-        design = make(m, dim=dim, norm=size, rng=rng, replace=replace)
+        design = make(m, dim=_record_width(mech, sample, dim), norm=size, rng=rng, replace=replace)
         return dataclasses.replace(design, base=np.zeros((BASE_RECORDS, design.records.shape[1])))
     raise InvalidParameterError(
         f"Mechanism '{mech.name}' takes neither vector nor category records, so dpaudit cannot make "
         "canaries for it; use the multi-run game on its neighbouring pair (canary='pair')."
     )
+
+
+def _record_width(mech: Mechanism, sample: np.ndarray | None, dim: int | None) -> int:
+    """Return the canaries' dimension: for a user's mechanism the width of its default pair's records, else `dim` or DEFAULT_DIM.
+
+    Built-ins take vectors of any width (their default pairs are examples).
+    """
+    if sample is None or mech.buggy is not None:
+        return DEFAULT_DIM if dim is None else dim
+    width = int(sample.shape[1])
+    if dim is not None and dim != width:
+        raise InvalidParameterError(
+            f"Mechanism '{mech.name}' takes records of {width} numbers, so canaries have dimension {width}; got dim={dim}."
+        )
+    return width
 
 
 def seed_streams(seed: int) -> list[np.random.Generator]:
@@ -282,7 +299,7 @@ def _multi_run_observations(mech, mode, runs, scorer, dim, norm, canary_rng, gam
 
 def _has_design(mech: Mechanism) -> bool:
     try:
-        canary_design(mech, 1, dim=1, norm=None, rng=np.random.default_rng(0))
+        canary_design(mech, 1, dim=None, norm=None, rng=np.random.default_rng(0))
     except InvalidParameterError:
         return False
     return True
@@ -295,7 +312,7 @@ def audit_canaries(
     estimator: str = "threshold",
     canary: str = "auto",
     scorer: CanaryScorer | None = None,
-    dim: int = DEFAULT_DIM,
+    dim: int | None = None,
     norm: float | None = None,
     confidence: float = 0.95,
     delta: float | None = None,
@@ -317,7 +334,7 @@ def audit_canaries(
     confidence, delta, seed = _check_common(owner, mech, confidence, delta, seed)
     check_estimator(estimator, MULTI_RUN_ESTIMATORS, delta)
     runs = check_int(runs, "runs", owner, low=4)
-    dim = check_int(dim, "dim", owner)
+    dim = None if dim is None else check_int(dim, "dim", owner)
     canary_rng, game_rng, estimator_rng = seed_streams(seed)
     start = time.perf_counter()
     obs, chosen = _multi_run_observations(mech, canary, runs, scorer, dim, norm, canary_rng, game_rng)
@@ -334,7 +351,7 @@ def audit_one_run(
     k_minus: int | None = None,
     estimator: str = "one-run",
     scorer: CanaryScorer | None = None,
-    dim: int = DEFAULT_DIM,
+    dim: int | None = None,
     norm: float | None = None,
     confidence: float = 0.95,
     delta: float | None = None,
@@ -354,7 +371,7 @@ def audit_one_run(
     confidence, delta, seed = _check_common(owner, mech, confidence, delta, seed)
     check_estimator(estimator, ONE_RUN_ESTIMATORS, delta)
     m = check_int(canaries, "canaries", owner, low=2)
-    dim = check_int(dim, "dim", owner)
+    dim = None if dim is None else check_int(dim, "dim", owner)
     canary_rng, game_rng, estimator_rng = seed_streams(seed)
     start = time.perf_counter()
     design = canary_design(mech, m, dim=dim, norm=norm, rng=canary_rng)

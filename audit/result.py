@@ -90,6 +90,7 @@ class AuditResult:
             ("test", self.test),
             ("observed rates", f"FPR = {fmt(lb.fpr)}, FNR = {fmt(lb.fnr)} on {lb.details.get('held_out', lb.trials):,} "
              f"held-out trials per dataset ({lb.trials:,} drawn)"),
+            *_trial_rows(lb.details),
             ("tightness", fmt(self.tightness)),
             ("verdict", self.verdict.upper() if self.verdict == VIOLATION else self.verdict),
             ("seed / seconds", f"{self.seed} / {self.seconds:.2f}"),
@@ -103,3 +104,18 @@ class AuditResult:
     def __str__(self) -> str:
         return self.summary()
 
+
+
+def _trial_rows(details: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Return the table rows on the trials: the rounds of `trials="auto"`, a warning, how many trials would likely decide."""
+    rows = []
+    if "auto" in details:
+        auto = details["auto"]
+        rows.append(("trials auto", f"{len(auto['rounds'])} rounds, {auto['trials_drawn']:,} trials per dataset in all; "
+                                    f"stopped: {auto['stopped']}"))
+    if "warning" in details:
+        rows.append(("warning", details["warning"]))
+    if "trials_for_violation" in details:
+        rows.append(("more trials", f"about {details['trials_for_violation']:,} per dataset would likely certify a "
+                                    "violation at the observed rates (a projection; try --trials auto)"))
+    return rows

@@ -19,6 +19,7 @@ import numpy as np
 from dpaudit.attacks.distinguish import DistinguishingTest
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
+from dpaudit.mechanisms.outputs import check_shape
 from dpaudit.mechanisms.validation import check_int
 
 CHUNK_ELEMENTS = 250_000
@@ -66,6 +67,8 @@ def draw_poissonized(
 class CountRejections:
     """A chunk's work: draw Poisson(size) outputs on each of d0 and d1 and count where `test` guesses D1.
 
+    Outputs of another `shape` than the selection's stop the audit (`MechanismError`).
+
     Returns [rejections among d0 outputs, rejections among d1 outputs,
     outputs drawn on d0, outputs drawn on d1].
     """
@@ -74,9 +77,13 @@ class CountRejections:
     d0: Any
     d1: Any
     test: DistinguishingTest
+    shape: tuple[int, ...]
 
     def __call__(self, size: int, seed: np.random.SeedSequence) -> np.ndarray:
         out0, out1 = draw_poissonized(self.mechanism, self.d0, self.d1, size, seed)
+        for out, name in ((out0, "on d0"), (out1, "on d1")):
+            if len(out):
+                check_shape(self.mechanism.name, out, self.shape, name)
         rejected = [np.count_nonzero(self.test.rejects(out)) if len(out) else 0 for out in (out0, out1)]
         return np.array([*rejected, len(out0), len(out1)], dtype=np.int64)
 

@@ -24,6 +24,7 @@ DISCRETE_SHARE = 0.2
 DISCRETE_SELECTION_ELEMENTS = 20_000_000
 DISCRETE_LEVEL_MASS = 5.0
 MAX_DISCRETE_LEVEL = 0.5
+ATOM_LEVEL = 0.1
 
 
 def split_budget(trials: int, elements: int = 1) -> tuple[int, int]:
@@ -36,6 +37,18 @@ def split_budget(trials: int, elements: int = 1) -> tuple[int, int]:
     selection = min(max(trials // 10, min(trials // 3, 2000)), MAX_SELECTION)
     selection = min(selection, max(MIN_SELECTION, MAX_SELECTION_ELEMENTS // max(1, elements)))
     return selection, trials - selection
+
+
+def screening_size(trials: int, elements: int) -> int:
+    """Return how many outputs per dataset screen wide outputs (`dpaudit.audit.screening`), or 0 when they need none.
+
+    Outputs are wide when memory, not the trial count, would cap the
+    selection sample (`split_budget`); they are then screened on as many
+    outputs as an uncapped selection would hold; the selection on the kept
+    coordinates then comes out of the trials left.
+    """
+    wanted = split_budget(trials)[0]
+    return wanted if split_budget(trials, elements)[0] < wanted and trials >= 3 * wanted else 0
 
 
 def discrete_selection_size(trials: int, elements: int) -> int:

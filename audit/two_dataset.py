@@ -11,6 +11,7 @@ upper bound → verdict.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import time
 from typing import Any, Callable, Iterator
@@ -19,10 +20,13 @@ import numpy as np
 from dp_accounting import dp_event
 from dpaudit.attacks.distinguish import Objective, distinct_outputs, is_discrete, select_test
 from dpaudit.attacks.pair_search import InputSpace, search_pair
+from dpaudit.audit.advice import trials_for_violation
+from dpaudit.audit.auto_trials import AUTO, FIRST_ROUND, AutoBudget, audit_in_rounds
 from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
 from dpaudit.audit.estimators.gdp import gdp_from_counts
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
+from dpaudit.audit.reproducibility import global_streams, streams_warning
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import (
     AuditInterrupted,
@@ -34,16 +38,20 @@ from dpaudit.audit.runner import (
     run_chunks,
     seeds,
 )
+from dpaudit.audit.screening import Screen, columns, on_whole_outputs, screen_coordinates
 from dpaudit.audit.selection_policy import (
+    ATOM_LEVEL,
     discrete_selection_size,
     held_out_direction,
     projected_bound,
+    screening_size,
     selection_level,
     split_budget,
 )
 from dpaudit.audit.theory.upper_bound import UpperBound, upper_bound
 from dpaudit.mechanisms.base import Mechanism, check_pair
 from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
+from dpaudit.mechanisms.outputs import check_shape
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
 
 MIN_TRIALS = 10
@@ -84,7 +92,8 @@ def _resolve_pair(
             d0, d1 = search_pair(mech, objective=objective, budget=budget, seed=seed, space=space)
         elif mech.default_pair is None:
             raise InvalidParameterError(
-                f"Mechanism '{mech.name}' has no default neighbouring pair; pass d0 and d1, or search=InputSpace(...)."
+                f"Mechanism '{mech.name}' has no default neighbouring pair; give it one with "
+                "blackbox(..., default_pair=(d0, d1)), or pass d0 and d1 to audit_mechanism."
             )
         else:
             d0, d1 = mech.default_pair
@@ -112,22 +121,54 @@ def _selection(mech: Mechanism, d0: np.ndarray, d1: np.ndarray, size: int, seed:
     return out0, out1
 
 
-def _output_elements(mech: Mechanism, d0: np.ndarray, seed: int) -> int:
-    """Return the numbers in one output, from one draw on its own stream (the selection seed's second child)."""
+def _output_shape(mech: Mechanism, d0: Any, seed: int) -> tuple[int, ...]:
+    """Return the shape of one output, from one draw on its own stream (the selection seed's second child)."""
     with _selection_phase():
-        probe = mech.sample(d0, 1, np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0].spawn(2)[1]))
-    return int(np.prod(np.shape(probe)[1:], dtype=int))
+        probe = mech.sample(d0, 1, np.random.default_rng(_selection_seed(seed).spawn(2)[1]))
+    return tuple(probe.shape[1:])
+
+
+def _selection_seed(seed: int) -> np.random.SeedSequence:
+    return np.random.SeedSequence(seed).spawn(1)[0]
+
+
+def _draw_selection(
+    mech: Mechanism, d0: Any, d1: Any, size: int, seed: np.random.SeedSequence, kept: Screen | None, elements: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return `size` selection outputs per dataset from `seed`: whole, or, drawn in chunks (`seed`'s children),
+    only the screened view (`kept`) of wide outputs of `elements` numbers.
+
+    The selection seed's children: 0 grows a discrete selection, 1 draws the
+    probe, 2 screens, 3 draws a screened selection.
+    """
+    if kept is None:
+        return _selection(mech, d0, d1, size, seed)
+    sizes = chunk_sizes(size, per_chunk(elements))
+    parts = [[columns(out, kept) for out in _selection(mech, d0, d1, n, child)] for n, child in zip(sizes, seed.spawn(len(sizes)))]
+    return tuple(np.concatenate([p[k] for p in parts]) for k in (0, 1))
 
 
 def _discrete_selection(
-    mech: Mechanism, d0: np.ndarray, d1: np.ndarray, out0: np.ndarray, out1: np.ndarray, *, trials: int, seed: int
+    mech: Mechanism, d0: Any, d1: Any, out0: np.ndarray, out1: np.ndarray, *, trials: int, seed: int,
+    kept: Screen | None, elements: int,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return the selection outputs grown to `discrete_selection_size` with draws from the selection seed's first child."""
     size = discrete_selection_size(trials, int(np.prod(out0.shape[1:], dtype=int)))
     if size <= len(out0):
         return out0, out1
-    more0, more1 = _selection(mech, d0, d1, size - len(out0), np.random.SeedSequence(seed).spawn(1)[0].spawn(1)[0])
+    more0, more1 = _draw_selection(mech, d0, d1, size - len(out0), _selection_seed(seed).spawn(1)[0], kept, elements)
+    check_shape(mech.name, more0, out0.shape[1:], "in the selection phase")
     return np.concatenate([out0, more0]), np.concatenate([out1, more1])
+
+
+def _screen(mech: Mechanism, d0: Any, d1: Any, *, trials: int, elements: int, seed: int) -> tuple[Screen | None, int]:
+    """Return the `Screen` of wide outputs (`dpaudit.audit.screening`) and the outputs it drew, or (None, 0)."""
+    size = screening_size(trials, elements)
+    if not size:
+        return None, 0
+    with _selection_phase():
+        kept = screen_coordinates(mech, d0, d1, size=size, elements=elements, seed=_selection_seed(seed).spawn(3)[2])
+    return kept, size
 
 
 def audit_mechanism(
@@ -135,7 +176,7 @@ def audit_mechanism(
     d0: Any = None,
     d1: Any = None,
     *,
-    trials: int = 1_000_000,
+    trials: int | str = 1_000_000,
     seed: int = 0,
     confidence: float = 0.95,
     delta: float | None = None,
@@ -144,6 +185,7 @@ def audit_mechanism(
     scheduler: str | None = None,
     search: bool | InputSpace = False,
     interval: str = "two-rates",
+    budget: AutoBudget | None = None,
 ) -> AuditResult:
     """Audit `mechanism` on neighbours (d0, d1); return an `AuditResult`.
 
@@ -169,6 +211,12 @@ def audit_mechanism(
     the Dask cluster at `scheduler`. `progress(n)` is called as n more
     trials per dataset finish (none by default).
 
+    `trials="auto"` audits in rounds of growing size (`dpaudit.audit.auto_trials`)
+    until a violation is certified, the bound reaches a fraction of the
+    claim, or `budget` (an `AutoBudget`: trials, seconds) is spent; each
+    round pays its share of 1 − `confidence`, and the details say how many
+    trials were drawn in all (`lower_bound.details["auto"]`).
+
     With `search` (True, or an `dpaudit.attacks.pair_search.InputSpace` to draw
     random pairs from) and no d0/d1, the pair is chosen first among StatDP's
     patterns and random pairs on `trials // 2` further outputs per dataset
@@ -178,6 +226,11 @@ def audit_mechanism(
         raise InvalidParameterError(
             f"audit_mechanism needs a Mechanism; got {type(mechanism).__name__} (wrap a function with dpaudit.mechanisms.blackbox)."
         )
+    if trials == AUTO:
+        return _audit_auto(
+            mechanism, d0, d1, budget=budget or AutoBudget(), seed=seed, confidence=confidence, delta=delta,
+            progress=progress, workers=workers, scheduler=scheduler, search=search, interval=interval,
+        )
     trials = check_int(trials, "trials", "audit_mechanism", low=MIN_TRIALS)
     seed = check_int(seed, "seed", "audit_mechanism", low=0)
     confidence = check_probability_open(confidence, "confidence", "audit_mechanism")
@@ -185,32 +238,44 @@ def audit_mechanism(
     interval = check_interval(interval, delta)
     backend = Backend(workers=workers, scheduler=scheduler)
     beta = 1.0 - confidence
-    start = time.perf_counter()
+    start, streams = time.perf_counter(), global_streams()
     n_select, n_held = split_budget(trials)
     d0, d1 = _resolve_pair(
         mechanism, d0, d1, search, objective=projected_bound(n_held, delta, beta, interval=interval), budget=trials // 2, seed=seed
     )
 
-    n_select, n_held = split_budget(trials, _output_elements(mechanism, d0, seed))
-    out0, out1 = _selection(mechanism, d0, d1, n_select, np.random.SeedSequence(seed).spawn(1)[0])
+    shape = _output_shape(mechanism, d0, seed)
+    elements = int(np.prod(shape, dtype=int))
+    kept, n_screen = _screen(mechanism, d0, d1, trials=trials, elements=elements, seed=seed)
+    n_select, n_held = split_budget(trials - n_screen, elements if kept is None else kept.width())
+    first = _selection_seed(seed) if kept is None else _selection_seed(seed).spawn(4)[3]
+    out0, out1 = _draw_selection(mechanism, d0, d1, n_select, first, kept, elements)
     discrete = is_discrete(out0, out1)
     if discrete:
-        out0, out1 = _discrete_selection(mechanism, d0, d1, out0, out1, trials=trials, seed=seed)
-        n_select, n_held = len(out0), trials - len(out0)
+        out0, out1 = _discrete_selection(mechanism, d0, d1, out0, out1, trials=trials - n_screen, seed=seed,
+                                          kept=kept, elements=elements)
+        n_select, n_held = len(out0), trials - n_screen - len(out0)
     categories = distinct_outputs(out0, out1) if discrete else None
     level = selection_level(categories)
     choice = select_test(out0, out1, objective=projected_bound(n_held, delta, beta, level=level, interval=interval),
-                         categories=categories)
+                         categories=categories,
+                         atom_objective=projected_bound(n_held, delta, beta, level=ATOM_LEVEL, interval=interval))
+    if kept is not None:
+        test = dataclasses.replace(choice.test, scorer=on_whole_outputs(choice.test.scorer, kept))
+        choice = dataclasses.replace(choice, test=test)
+    n_select += n_screen
     direction = held_out_direction(choice, n_held, beta, level) if interval == "ratio" else None
-    sizes = chunk_sizes(n_held, per_chunk(int(np.prod(out0.shape[1:], dtype=int))))
+    sizes = chunk_sizes(n_held, per_chunk(elements))
     chunk_seeds = seeds(seed, len(sizes))[1:]
     if progress:
         progress(n_select)
-    task = CountRejections(mechanism, d0, d1, choice.test)
+    warning = streams_warning(streams)  # the selection phase runs here, in process, whatever the backend
+    task = CountRejections(mechanism, d0, d1, choice.test, shape)
     count = functools.partial(
         _build_result, mechanism, trials=trials, n_select=n_select, delta=delta, confidence=confidence, seed=seed,
         start=start, test=choice.test.describe(), direction=direction,
-        search=({"trials": trials // 2, "d0": d0, "d1": d1} if search else None),
+        search=({"trials": trials // 2, "d0": d0, "d1": d1} if search else None), warning=warning,
+        screened=None if kept is None else {"trials": n_screen, "coordinates": kept.kept.tolist()},
     )
     try:
         counts = run_chunks(task, sizes, chunk_seeds, name=mechanism.name, seed=seed, backend=backend, progress=progress)
@@ -219,6 +284,20 @@ def audit_mechanism(
             stop.result = count(stop.counts, stop.trials, interrupted=True)
         raise
     return count(counts, n_held)
+
+
+def _audit_auto(mechanism: Mechanism, d0: Any, d1: Any, *, budget: AutoBudget, seed: int, confidence: float,
+                search: bool | InputSpace, **options: Any) -> AuditResult:
+    """Return the audit in rounds of `dpaudit.audit.auto_trials` on one pair (searched first, on the first round's budget)."""
+    seed = check_int(seed, "seed", "audit_mechanism", low=0)
+    confidence = check_probability_open(confidence, "confidence", "audit_mechanism")
+    objective = projected_bound(FIRST_ROUND, mechanism.claim.delta, 1.0 - confidence)
+    d0, d1 = _resolve_pair(mechanism, d0, d1, search, objective=objective, budget=FIRST_ROUND // 2, seed=seed)
+
+    def run_round(trials: int, round_seed: int, round_confidence: float) -> AuditResult:
+        return audit_mechanism(mechanism, d0, d1, trials=trials, seed=round_seed, confidence=round_confidence, **options)
+
+    return audit_in_rounds(run_round, seed=seed, confidence=confidence, epsilon=mechanism.claim.epsilon, budget=budget)
 
 
 def held_out_bound(fp: int, n0: int, fn: int, n1: int, *, delta: float, beta: float, direction: int | None) -> float:
@@ -248,7 +327,9 @@ def _build_result(
     test: str,
     direction: int | None,
     search: dict | None,
+    screened: dict | None = None,
     interrupted: bool = False,
+    warning: str | None = None,
 ) -> AuditResult:
     """Return the result from the held-out counts [d0 rejections, d1 rejections, d0 outputs, d1 outputs].
 
@@ -264,8 +345,12 @@ def _build_result(
     }
     if search:
         details["pair_search"] = search
+    if screened:
+        details["screening"] = screened
     if interrupted:
         details["interrupted"] = True
+    if warning:
+        details["warning"] = warning
     lower = LowerBound(
         epsilon=held_out_bound(fp, n0, fn, n1, delta=delta, beta=1.0 - confidence, direction=direction),
         confidence=confidence,
@@ -276,6 +361,11 @@ def _build_result(
         fnr=fn / max(n1, 1),
         details=details,
     )
+    advice = None if interrupted else trials_for_violation(
+        fp, n0, fn, n1, claim=mechanism.claim.epsilon, delta=delta, beta=1.0 - confidence
+    )
+    if advice is not None and delta >= mechanism.claim.delta and lower.epsilon <= mechanism.claim.epsilon:
+        lower = dataclasses.replace(lower, details={**details, "trials_for_violation": max(advice, trials)})
     return AuditResult(
         mechanism=mechanism.name,
         params=dict(mechanism.params),

@@ -66,14 +66,14 @@ def phases(mech, trials: int, seed: int) -> tuple[dict[str, float], float]:
     t_select, choice = seconds(lambda: select_test(out0, out1, objective=objective))
     sizes = chunk_sizes(n_held, per_chunk(1))
     chunk_seeds = seeds(seed, len(sizes))[1:]
-    task = CountRejections(mech, d0, d1, choice.test)
+    task = CountRejections(mech, d0, d1, choice.test, out0.shape[1:])
     t_held, _ = seconds(lambda: run_inline(task, sizes, chunk_seeds, seed=seed))
     rng = np.random.default_rng(seed)
     t_noise, _ = seconds(lambda: rng.laplace(0.0, 1.0, 2 * n_held))
     t_score, _ = seconds(lambda: choice.test.rejects(np.concatenate([out0, out1] * (n_held // n_select))))
     half = n_select // 2
     value = best_threshold(Coordinate(0, "value"), out0[half:], out1[half:], objective).test
-    rejected0, rejected1, n0, n1 = run_inline(CountRejections(mech, d0, d1, value), sizes, chunk_seeds, seed=seed)
+    rejected0, rejected1, n0, n1 = run_inline(CountRejections(mech, d0, d1, value, out0.shape[1:]), sizes, chunk_seeds, seed=seed)
     value_bound = float(epsilon_lower_bound(rejected0, n0, n1 - rejected1, n1, beta=BETA))
     times = {
         "draw the selection sample": t_draw,

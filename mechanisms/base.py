@@ -8,18 +8,19 @@ samples). An attack may only call `sample`.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Mapping
 
 import numpy as np
 from dp_accounting import dp_event
 from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
+from dpaudit.mechanisms.neighbours import NeighbourCheck, by_relation, records, unchecked
 from dpaudit.mechanisms.outputs import check_outputs
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
 
 Sampler = Callable[[Any, int, np.random.Generator], Any]
-NeighbourCheck = Callable[[np.ndarray, np.ndarray], Optional[str]]
 
 
 class Relation(str, enum.Enum):
@@ -97,17 +98,17 @@ class Mechanism:
     def sample(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
         """Return `size` outputs of the mechanism on `data` as an array (first axis = samples).
 
-        Raises `MechanismError` naming the mechanism when it raises, or returns
+        The sampler gets a fresh copy of `data` (`fresh_copy`), so the
+        caller's data never change. Raises `MechanismError` naming the
+        mechanism when it raises or exits, or returns
         the wrong number of outputs, outputs of changing shape, None, dicts
         or generators (`dpaudit.mechanisms.outputs.check_outputs`).
         """
         size = check_int(size, "size", f"{self.name}.sample")
         try:
-            out = self.sampler(data, size, rng)
-        except Exception as exc:  # a black box may raise anything; name it in one sentence
-            raise MechanismError(
-                f"Mechanism '{self.name}' raised {type(exc).__name__}: {exc}."
-            ) from exc
+            out = self.sampler(fresh_copy(data), size, rng)
+        except (Exception, SystemExit) as exc:  # a black box may raise anything, even exit; name it in one sentence
+            raise MechanismError(f"Mechanism '{self.name}' raised {type(exc).__name__}: {_detail(exc)}.") from exc
         return check_outputs(self.name, out, size)
 
     def with_claim(self, epsilon: float | None = None, delta: float | None = None) -> "Mechanism":
@@ -120,8 +121,29 @@ class Mechanism:
         return dataclasses.replace(self, claim=claim)
 
 
-def as_dataset(data: Any, name: str) -> np.ndarray:
-    """Return `data` as a numpy array, or raise `InvalidParameterError` naming it."""
+def _detail(exc: BaseException) -> str:
+    """Return an exception's message without its full stop, or what its type means when it has none."""
+    if str(exc).strip():
+        return str(exc).strip().rstrip(".")
+    if isinstance(exc, MemoryError):
+        return "it ran out of memory (fewer outputs per call, or smaller outputs, may help)"
+    return "no message"
+
+
+def fresh_copy(data: Any) -> Any:
+    """Return a copy of `data` that shares nothing with it, so a mechanism that writes to its input changes only the copy."""
+    if isinstance(data, np.ndarray):
+        return data.copy()
+    return copy.deepcopy(data)
+
+
+def as_dataset(data: Any, name: str) -> Any:
+    """Return `data` as the mechanism will see it: a data frame or a dict of columns as given, else a numpy array.
+
+    Raises `InvalidParameterError` naming it when it cannot be an array.
+    """
+    if isinstance(data, Mapping) or (hasattr(data, "to_numpy") and hasattr(data, "columns")):
+        return data
     try:
         arr = np.asarray(data)
     except ValueError as exc:
@@ -131,9 +153,48 @@ def as_dataset(data: Any, name: str) -> np.ndarray:
     return arr
 
 
-def check_pair(mech: Mechanism, d0: Any, d1: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Return (d0, d1) as arrays after checking that they are neighbours for `mech`."""
+def check_pair(mech: Mechanism, d0: Any, d1: Any) -> tuple[Any, Any]:
+    """Return (d0, d1) as the mechanism will see them (`as_dataset`) after checking that they are neighbours for `mech`.
+
+    The mechanism's own check, if it has one, sees equal-length arrays of
+    records; without one the pair is checked under its claim's relation
+    (`dpaudit.mechanisms.neighbours.by_relation`); `neighbours.unchecked`
+    skips every check.
+    """
     a, b = as_dataset(d0, "d0"), as_dataset(d1, "d1")
+    if mech.neighbours is unchecked:
+        return a, b
+    ra, rb = _records(a, "d0"), _records(b, "d1")
+    if mech.neighbours is not None:
+        _same_shape(ra, rb)
+    reason = not_neighbours(mech, ra, rb)
+    if reason:
+        hint = "" if mech.neighbours else " (if they are neighbours in your setting, pass blackbox(..., neighbours=) a check of your own)"
+        raise InvalidParameterError(f"d0 and d1 are not neighbours for '{mech.name}': {reason}{hint}.")
+    return a, b
+
+
+def not_neighbours(mech: Mechanism, d0: np.ndarray, d1: np.ndarray) -> str | None:
+    """Return None when the arrays of records d0, d1 are neighbours for `mech`, else a sentence saying why not.
+
+    By the mechanism's own check (equal lengths), else under its claim's
+    relation (`dpaudit.mechanisms.neighbours.by_relation`).
+    """
+    if mech.neighbours is None:
+        return by_relation(mech.claim.relation.value)(d0, d1)
+    if d0.shape != d1.shape:
+        return f"their shapes differ ({d0.shape} and {d1.shape})"
+    return mech.neighbours(d0, d1)
+
+
+def _records(data: Any, name: str) -> np.ndarray:
+    try:
+        return records(data)
+    except ValueError as exc:
+        raise InvalidParameterError(f"The dataset '{name}' is not an array of records ({exc}).") from exc
+
+
+def _same_shape(a: np.ndarray, b: np.ndarray) -> None:
     if a.shape[0] != b.shape[0]:
         raise InvalidParameterError(
             f"The datasets d0 and d1 must have the same length; got {a.shape[0]} and {b.shape[0]} records "
@@ -143,7 +204,3 @@ def check_pair(mech: Mechanism, d0: Any, d1: Any) -> tuple[np.ndarray, np.ndarra
         raise InvalidParameterError(
             f"The records of d0 and d1 must have the same shape; got {a.shape[1:]} and {b.shape[1:]}."
         )
-    reason = mech.neighbours(a, b) if mech.neighbours else None
-    if reason:
-        raise InvalidParameterError(f"d0 and d1 are not neighbours for '{mech.name}': {reason}.")
-    return a, b

@@ -7,7 +7,8 @@ from typing import Any, Callable
 
 import numpy as np
 from dp_accounting import dp_event
-from dpaudit.mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation, fresh_copy
+from dpaudit.mechanisms.neighbours import NeighbourCheck
 
 FAILED = object()
 
@@ -25,7 +26,7 @@ def _looped(fn: Callable[..., Any]) -> Callable[[Any, int, np.random.Generator],
         outputs, failures = [], []
         for _ in range(size):
             try:
-                outputs.append(fn(data, rng))
+                outputs.append(fn(fresh_copy(data), rng))
             except Exception as exc:  # an adversary sees the failure: it is one more output
                 outputs.append(FAILED)
                 failures.append(exc)
@@ -57,6 +58,7 @@ def blackbox(
     name: str | None = None,
     relation: Relation | str = Relation.ADD_REMOVE,
     default_pair: tuple[Any, Any] | None = None,
+    neighbours: NeighbourCheck | None = None,
 ) -> Mechanism:
     """Return `fn` as a `Mechanism` claiming (epsilon, delta)-DP for `relation`.
 
@@ -66,7 +68,18 @@ def blackbox(
     loop). In the loop a call that raises is an output of its own (NaN, which
     `dpaudit.mechanisms.outputs` maps to a fixed number), since an adversary would
     see the failure; only a batch in which every call raises stops the audit.
+    Each call gets a fresh copy of the data, so a function that writes to
+    its input is audited as written and the caller's data never change.
     Nothing is assumed about its privacy: its upper bound is its claim.
+
+    Before any trial, an audit refuses a pair that is not neighbouring under
+    `relation` (`dpaudit.mechanisms.neighbours.by_relation`: replace-one,
+    one record differs; add-remove, one record more, or one record null in
+    one of them), since a bound on such a pair says nothing about the claim.
+    `neighbours(d0, d1)`, if given, replaces that check: it receives two
+    equal-length arrays of records and returns None for neighbours, else a
+    sentence saying why not; `neighbours.unchecked` accepts any pair.
+    Data frames and dicts of columns reach `fn` as given.
     """
     sampler = _batched(fn) if _accepts_size(fn) else _looped(fn)
     return Mechanism(
@@ -75,4 +88,5 @@ def blackbox(
         claim=Claim(epsilon, delta, relation),
         event=dp_event.UnsupportedDpEvent(),
         default_pair=default_pair,
+        neighbours=neighbours,
     )

@@ -1,7 +1,8 @@
 """What a black box returned, made into the outputs an audit works on, or one sentence saying why it cannot be.
 
 Non-finite numbers are outputs like any other: NaN, +inf and −inf are
-mapped to ±NONFINITE before anything else sees them, and a None output
+mapped to ±NONFINITE before anything else sees them (and finite numbers
+beyond ±NONFINITE clipped to it, so squares of outputs stay finite), and a None output
 (among numbers, or always: a function without `return` is a constant
 mechanism) to NONFINITE as well; a batch that is None is an error. The map
 is a fixed post-processing of the mechanism's output, so a bound certified
@@ -9,8 +10,10 @@ on the mapped outputs holds for the mechanism itself (post-processing
 cannot raise ε); it only merges those outputs with each other. Objects
 (numbers mixed with text or None, as per-output functions return them) and
 vectors of text become floats element by element (`number`), another fixed
-map: the text of a number is that number, other text a code of it; so
-are strings, which thereby compare whatever mix a batch holds.
+map: the text of a number is that number, other text (or bytes that are
+not UTF-8) a code of it; so are strings, which thereby compare whatever mix
+a batch holds. A complex output is two real coordinates, its real and
+imaginary parts (a last axis of 2), so neither part is lost.
 """
 
 from __future__ import annotations
@@ -41,9 +44,25 @@ def check_outputs(name: str, out: Any, size: int) -> np.ndarray:
         raise MechanismError(f"Mechanism '{name}' returned outputs of changing shape.")
     if arr.dtype == object or arr.dtype.kind in "US":
         arr = _as_numbers(name, arr)
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-        arr = np.nan_to_num(arr.astype(np.float64), nan=NONFINITE, posinf=NONFINITE, neginf=-NONFINITE)
+    if arr.dtype.kind == "c":
+        arr = np.stack([arr.real, arr.imag], axis=-1)
+    if arr.dtype.kind == "f" and not np.all(np.abs(arr) <= NONFINITE):
+        arr = np.clip(np.nan_to_num(arr.astype(np.float64), nan=NONFINITE), -NONFINITE, NONFINITE)
     return arr
+
+
+def check_shape(name: str, out: np.ndarray, shape: tuple[int, ...], where: str) -> np.ndarray:
+    """Return `out` if each of its outputs has `shape` (that of the first batch); else raise `MechanismError` saying so.
+
+    Dtypes need no check: after `check_outputs` every batch holds numbers,
+    each output mapped by the same fixed map whatever else its batch holds.
+    """
+    if out.shape[1:] != tuple(shape):
+        raise MechanismError(
+            f"Mechanism '{name}' returned outputs of shape {out.shape[1:]} {where}, "
+            f"where the first batch had {tuple(shape)}; outputs must keep one shape."
+        )
+    return out
 
 
 def _as_numbers(name: str, arr: np.ndarray) -> np.ndarray:
@@ -66,18 +85,28 @@ def number(x: Any) -> float:
     if x is None:
         return np.nan
     if isinstance(x, (bool, int, np.integer)) and abs(x) > EXACT_INTEGERS:
-        return _code(str(x))
+        return _code(str(x).encode())
     if isinstance(x, (bool, int, float, np.number)):
         return float(x)
-    text = x.decode() if isinstance(x, bytes) else str(x)
+    if isinstance(x, bytes):
+        return _bytes_number(x)
+    text = str(x)
     try:
         return float(text)
     except ValueError:
-        return _code(text)
+        return _code(text.encode())
 
 
-def _code(text: str) -> float:
-    return float(zlib.crc32(text.encode()))
+def _bytes_number(x: bytes) -> float:
+    """Return bytes as the number their UTF-8 text spells, else a code of the bytes themselves (UTF-8 or not)."""
+    try:
+        return float(x.decode())
+    except (UnicodeDecodeError, ValueError):
+        return _code(x)
+
+
+def _code(raw: bytes) -> float:
+    return float(zlib.crc32(raw))
 
 
 def _what(kind: type) -> str:

@@ -1,47 +1,89 @@
-"""`dpaudit audit NAME|module:attr ...`: one audit; exit 0 consistent, 1 violation, 2 bad input."""
+"""`dpaudit audit NAME|module:attr ...`: one audit; exit 0 consistent, 1 violation, 2 bad input, 3 crash."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 
+from dpaudit.audit.auto_trials import AUTO, MAX_TRIALS, TIGHT, AutoBudget
+from dpaudit.audit.cli import CRASH
 from dpaudit.audit.cli.common import add_mechanism_arguments, parse_params, resolve_mechanism
 from dpaudit.audit.progress import trial_progress, wanted
 from dpaudit.audit.result import VIOLATION, AuditResult
 from dpaudit.audit.runner import AuditInterrupted
+from dpaudit.audit.time_limit import Limit, TimeLimit, time_limit
 from dpaudit.audit.two_dataset import INTERVALS, audit_mechanism
+from dpaudit.mechanisms.errors import MechanismError
 from rich.console import Console
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the audit and print its summary (or JSON); return 1 on a violation."""
+    """Run the audit and print its summary (or JSON); return 1 on a violation.
+
+    What the mechanism prints while it runs goes to stderr, so stdout holds the result alone.
+    """
     mech = resolve_mechanism(args.name, parse_params(args.param), args.epsilon, args.delta)
     if args.report:
         from dpaudit.audit.report import check_report_path  # matplotlib loads only when a report is asked for
 
         check_report_path(args.report)
+    budget = AutoBudget(max_trials=args.max_trials, max_seconds=args.max_seconds, tight=args.tight)
+    total = budget.max_trials if args.trials == AUTO else args.trials
+    limit = Limit(args.timeout)
     try:
-        with trial_progress(args.trials, label=f"auditing {mech.name}", enabled=wanted(quiet=args.quiet)) as progress:
+        with time_limit(limit), contextlib.redirect_stdout(sys.stderr), \
+                trial_progress(total, label=f"auditing {mech.name}", enabled=wanted(quiet=args.quiet)) as progress:
             result = audit_mechanism(
                 mech, trials=args.trials, seed=args.seed, confidence=args.confidence,
                 progress=progress, workers=args.workers, scheduler=args.scheduler, search=args.search,
-                interval=args.interval,
+                interval=args.interval, budget=budget,
             )
     except AuditInterrupted as stop:
-        if stop.result is None:
-            raise
-        held = stop.result.lower_bound.details["held_out"]
-        print(f"dpaudit: interrupted; the bound below uses the {held:,} held-out trials per dataset that finished.",
-              file=sys.stderr)
-        show(stop.result, args.json)
-        return 130
+        return stopped_early(stop, limit, mech.name, args.json)
+    except TimeLimit:
+        raise MechanismError(
+            f"Mechanism '{mech.name}' did not finish within the --timeout of {limit.seconds:g} seconds, "
+            "before any held-out trial."
+        ) from None
     show(result, args.json)
     if args.report:
         from dpaudit.audit.report import write_report
 
         write_report(result, args.report, event=mech.event)
     return 1 if result.verdict == VIOLATION else 0
+
+
+def stopped_early(stop: AuditInterrupted, limit: Limit, name: str, as_json: bool) -> int:
+    """Print the bound of the held-out trials that finished before Ctrl-C or the --timeout; return the exit status.
+
+    Ctrl-C: 130. Time limit: 1 if those trials certify a violation, else 3 (the mechanism hung).
+    """
+    if stop.result is None and limit.expired:
+        raise MechanismError(f"Mechanism '{name}' did not finish within the --timeout of {limit.seconds:g} seconds.")
+    if stop.result is None:
+        raise stop
+    held = stop.result.lower_bound.details["held_out"]
+    why = f"stopped by the --timeout of {limit.seconds:g} seconds" if limit.expired else "interrupted"
+    print(f"dpaudit: {why}; the bound below uses the {held:,} held-out trials per dataset that finished.", file=sys.stderr)
+    show(stop.result, as_json)
+    if not limit.expired:
+        return 130
+    return 1 if stop.result.verdict == VIOLATION else CRASH
+
+
+def trials_argument(text: str) -> int | str:
+    """Return `text` as a trial count (integers written as 1000000, 1e6 or 1_000_000), or "auto"."""
+    if text.strip().lower() == AUTO:
+        return AUTO
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is neither a number of trials nor 'auto'") from None
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of trials")
+    return int(value)
 
 
 def show(result: AuditResult, as_json: bool) -> None:
@@ -56,7 +98,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `audit` subcommand."""
     parser = subparsers.add_parser("audit", help="audit one mechanism on its worst-case neighbouring pair")
     add_mechanism_arguments(parser)
-    parser.add_argument("--trials", type=int, default=1_000_000, help="outputs drawn per dataset (default 10^6)")
+    parser.add_argument("--trials", type=trials_argument, default=1_000_000,
+                        help="outputs drawn per dataset (default 10^6; 1e6 is fine), or 'auto': rounds of growing size"
+                             " until a violation is certified or the budget is spent")
+    parser.add_argument("--max-trials", type=trials_argument, default=MAX_TRIALS,
+                        help="with --trials auto: trials per dataset over all rounds (default 2e7)")
+    parser.add_argument("--timeout", type=float, metavar="SECONDS",
+                        help="stop a mechanism that hangs after SECONDS; the trials that finished give the bound")
+    parser.add_argument("--max-seconds", type=float, help="with --trials auto: no round starts that would end later")
+    parser.add_argument("--tight", type=float, default=TIGHT,
+                        help="with --trials auto: also stop once the bound reaches this fraction of the claimed ε (default 1)")
     parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--json", action="store_true", help="print the JSON result")

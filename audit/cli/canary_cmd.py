@@ -43,8 +43,8 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
                         help="δ of the lower bound (default: the claim's δ; with --scores, --delta or 0)")
     parser.add_argument("--scorer", default=None,
                         help="inner-product (white-box) or black-box-sum/-norm/-max (default: fits the game)")
-    parser.add_argument("--dim", type=int, default=DEFAULT_DIM,
-                        help=f"dimension of vector canaries (default {DEFAULT_DIM})")
+    parser.add_argument("--dim", type=int,
+                        help=f"dimension of vector canaries (default {DEFAULT_DIM}; a user's mechanism: its records' width)")
     parser.add_argument("--norm", type=float, help="norm of vector canaries (default: the mechanism's clip, else 1)")
     parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -63,7 +63,9 @@ def add_estimator_arguments(parser: argparse._ActionsContainer) -> None:
 
 
 def check_report_argument(args: argparse.Namespace) -> None:
-    """Raise before any work when --report names a file that is neither .html nor .md."""
+    """Raise before any work when --report names a file that is neither .html nor .md, or --save one that cannot be written."""
+    if getattr(args, "save", None):
+        Observations.check_path(args.save)
     if args.report:
         from dpaudit.audit.report import check_report_path  # matplotlib loads only when a report is asked for
 

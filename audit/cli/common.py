@@ -60,6 +60,11 @@ def resolve_mechanism(
             params.setdefault("delta", delta)
         return get_mechanism(name, **params)
     obj = load_attribute(name)
+    if isinstance(obj, Mechanism) and params:
+        raise InvalidParameterError(
+            f"'{name}' is a Mechanism, which takes no --param ({', '.join(params)}); "
+            "to pass parameters, point at a function returning the Mechanism."
+        )
     if not isinstance(obj, Mechanism) and callable(obj):
         obj = _call_factory(name, obj, params)
     if not isinstance(obj, Mechanism):

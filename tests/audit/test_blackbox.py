@@ -14,8 +14,10 @@ def laplace_sum(scale):
 
 
 def gaussian_vector(data, rng, size=None):
-    shape = (size, len(data)) if size is not None else (len(data),)
-    return np.asarray(data, float) + rng.normal(0.0, 1.0, shape)
+    """N(0, I) noise on the dataset's one record, a vector."""
+    record = np.asarray(data, float)[0]
+    shape = (size, len(record)) if size is not None else (len(record),)
+    return record + rng.normal(0.0, 1.0, shape)
 
 
 def coin(data, rng):
@@ -46,7 +48,7 @@ def test_vector_function_with_size_is_batched_and_flagged():
     # N(0, I) noise on a vector moving by (1, 1, 1, 1) in every coordinate: ℓ2 shift 2, μ = 2 GDP,
     # whose ε at δ = 1e-5 is about 7.0, far above the claimed 1.
     mech = blackbox(gaussian_vector, epsilon=1.0, delta=1e-5, name="user-vector")
-    res = audit_mechanism(mech, np.zeros(4), np.ones(4), trials=100_000, seed=0)
+    res = audit_mechanism(mech, np.zeros((1, 4)), np.ones((1, 4)), trials=100_000, seed=0)
     assert res.verdict == "violation"
 
 

@@ -60,12 +60,15 @@ def test_split_budget_caps_the_selection_in_elements():
     assert split_budget(10**7, 1) == split_budget(10**7)
 
 
-def test_audit_learns_the_output_size_before_drawing_the_selection(monkeypatch):
+def test_audit_learns_the_output_size_and_screens_outputs_too_wide_for_the_selection(monkeypatch):
     monkeypatch.setattr(selection, "MAX_SELECTION_ELEMENTS", 20_000)
     mech = blackbox(lambda data, rng, size: rng.laplace(0.0, 1.0, (size, 50)) + np.sum(data), epsilon=1.0,
                     name="wide", default_pair=([0.0], [1.0]))
     details = audit_mechanism(mech, trials=10_000, seed=0).lower_bound.details
-    assert details["selection"] == 20_000 // 50 < split_budget(10_000)[0]
+    wanted = split_budget(10_000)[0]
+    assert 20_000 // 50 < wanted == details["screening"]["trials"]
+    chosen = split_budget(10_000 - wanted, len(details["screening"]["coordinates"]) + 1)[0]  # and the linear score
+    assert details["selection"] == wanted + chosen and details["held_out"] == 10_000 - wanted - chosen
 
 
 @pytest.mark.parametrize("interval", ["two-rates", "ratio"])

@@ -61,11 +61,11 @@ def test_bad_input_is_one_sentence_and_exit_2(capsys, argv, words):
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
-def test_pairs_of_different_lengths_are_refused():
+def test_pairs_of_different_lengths_are_refused_under_replace_one():
     from dpaudit.audit import audit_mechanism
     from dpaudit.mechanisms import InvalidParameterError, blackbox
 
-    mech = blackbox(lambda d, rng: float(sum(d)), epsilon=1.0)
+    mech = blackbox(lambda d, rng: float(sum(d)), epsilon=1.0, relation="replace-one")
     with pytest.raises(InvalidParameterError, match="same length"):
         audit_mechanism(mech, [0.0, 1.0], [0.0], trials=100)
 
