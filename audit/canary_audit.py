@@ -39,7 +39,7 @@ from dpaudit.audit.estimators.one_run_binomial import default_guess_counts, one_
 from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
 from dpaudit.audit.estimators.thresholds import SimultaneousBands, ThresholdStrategy, threshold_lower_bound
 from dpaudit.audit.render import fmt, key_value_table, plain_text
-from dpaudit.audit.result import CONSISTENT, VIOLATION, refutes
+from dpaudit.audit.result import CONSISTENT, VIOLATION, VIOLATION_UNDER_ASSUMPTION, refutes
 from dpaudit.audit.theory.upper_bound import UpperBound
 from dpaudit.audit.two_dataset import theory_upper_bound
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation, check_pair
@@ -51,7 +51,6 @@ MULTI_RUN, ONE_RUN = "multi-run", "one-run"
 MULTI_RUN_ESTIMATORS = ("threshold", "gdp")
 ONE_RUN_ESTIMATORS = ("one-run", "one-run-fdp")
 CANARY_MODES = ("auto", "fixed", "random", "pair")
-VIOLATION_UNDER_ASSUMPTION = "violation-under-assumption"
 DEFAULT_DIM = 1000
 BASE_RECORDS = 100
 @dataclasses.dataclass(frozen=True)
@@ -139,8 +138,7 @@ class CanaryAuditResult:
         """Return the audit as (field, value) rows: claim, bounds, estimator, evidence, verdict, provenance."""
         lb = self.lower_bound
         return [
-            ("claim", f"ε = {self.claim.epsilon:g}, δ = {self.claim.delta:g} ({self.claim.relation.value})"
-             if self.claim else "none given"),
+            ("claim", self.claim.describe() if self.claim else "none given"),
             ("upper bound (theory)", f"ε = {fmt(self.upper_bound.epsilon)} [{self.upper_bound.method}]"
              if self.upper_bound else "n/a"),
             ("lower bound", f"ε = {lb.epsilon:.4f} at δ = {lb.delta:g}, confidence {lb.confidence:g}"),
@@ -168,7 +166,7 @@ class CanaryAuditResult:
 
 
 def _text(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
+    return fmt(value) if isinstance(value, float) else str(value)
 
 
 def _verdict_text(verdict: str | None) -> str:

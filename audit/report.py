@@ -37,7 +37,7 @@ def summary_rows(result: AuditResult) -> list[tuple[str, str]]:
     rows = [
         ("mechanism", result.mechanism),
         ("parameters", ", ".join(f"{k} = {v}" for k, v in result.params.items()) or "none"),
-        ("claim", f"ε = {claim.epsilon:g}, δ = {claim.delta:g} ({claim.relation.value})"),
+        ("claim", claim.describe()),
         ("upper bound (theory)", f"ε = {_num(upper.epsilon)} at δ = {upper.delta:g} [{upper.method}]"),
         ("lower bound (certified)", f"ε = {lower.epsilon:.4f} at δ = {lower.delta:g}, confidence {lower.confidence:g} [{lower.method}]"),
         *[("lower bound under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in result.secondary],

@@ -14,6 +14,9 @@ from rich.table import Table
 
 VIOLATION = "violation"
 CONSISTENT = "consistent"
+VIOLATION_UNDER_ASSUMPTION = "violation-under-assumption"
+VERDICTS = (CONSISTENT, VIOLATION, VIOLATION_UNDER_ASSUMPTION)
+"""The one verdict vocabulary of every audit: only an assumption-free bound above the claim is a "violation"."""
 
 
 def refutes(lower: LowerBound, claim: Claim) -> bool:
@@ -83,7 +86,7 @@ class AuditResult:
         lb, ub = self.lower_bound, self.upper_bound
         method = ", ".join([lb.method] + ([lb.details["interval"]] if "interval" in lb.details else []))
         rows = [
-            ("claim", f"ε = {self.claim.epsilon:g}, δ = {self.claim.delta:g} ({self.claim.relation.value})"),
+            ("claim", self.claim.describe()),
             ("upper bound (theory)", f"ε = {fmt(ub.epsilon)} at δ = {ub.delta:g} [{ub.method}]"),
             ("lower bound (certified)", f"ε = {lb.epsilon:.4f} at confidence {lb.confidence:g} [{method}]"),
             *[("  under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in self.secondary],

@@ -108,13 +108,13 @@ class AuditInterrupted(KeyboardInterrupt):
 
     Those chunks are independent fresh samples and where to stop did not
     depend on their counts, so a bound from them alone is still sound;
-    `audit_mechanism` attaches it as `result` (None when nothing finished).
+    `audit_mechanism` raises it again with that bound as `result` (None
+    when nothing finished).
     """
 
-    def __init__(self, counts: np.ndarray, trials: int) -> None:
+    def __init__(self, counts: np.ndarray, trials: int, result: Any = None) -> None:
         super().__init__()
-        self.counts, self.trials = counts, trials
-        self.result = None
+        self.counts, self.trials, self.result = counts, trials, result
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,13 +19,11 @@ from typing import Any, Callable, Iterator
 import numpy as np
 from dp_accounting import dp_event
 from dpaudit.attacks.distinguish import Objective, distinct_outputs, is_discrete, select_test
+from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.attacks.pair_search import InputSpace, search_pair
 from dpaudit.audit.advice import trials_for_violation
 from dpaudit.audit.auto_trials import AUTO, FIRST_ROUND, AutoBudget, audit_in_rounds
-from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
-from dpaudit.audit.estimators.gdp import gdp_from_counts
-from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
+from dpaudit.audit.estimators.held_out import held_out_assumption_bounds, held_out_lower_bound
 from dpaudit.audit.reproducibility import global_streams, streams_warning
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import (
@@ -280,9 +278,8 @@ def audit_mechanism(
     try:
         counts = run_chunks(task, sizes, chunk_seeds, name=mechanism.name, seed=seed, backend=backend, progress=progress)
     except AuditInterrupted as stop:
-        if stop.trials:
-            stop.result = count(stop.counts, stop.trials, interrupted=True)
-        raise
+        partial = count(stop.counts, stop.trials, interrupted=True) if stop.trials else None
+        raise AuditInterrupted(stop.counts, stop.trials, result=partial) from None
     return count(counts, n_held)
 
 
@@ -298,19 +295,6 @@ def _audit_auto(mechanism: Mechanism, d0: Any, d1: Any, *, budget: AutoBudget, s
         return audit_mechanism(mechanism, d0, d1, trials=trials, seed=round_seed, confidence=round_confidence, **options)
 
     return audit_in_rounds(run_round, seed=seed, confidence=confidence, epsilon=mechanism.claim.epsilon, budget=budget)
-
-
-def held_out_bound(fp: int, n0: int, fn: int, n1: int, *, delta: float, beta: float, direction: int | None) -> float:
-    """Return the certified ε of the held-out counts.
-
-    With a `direction` (the "ratio" interval), the one ratio interval of the
-    direction fixed on the selection split (`rate_ratio`, all of β);
-    otherwise Kairouz–Oh–Viswanath with a Clopper–Pearson bound on each
-    rate at β/2.
-    """
-    if direction is not None:
-        return float(kov_ratio_bounds(fp, n0, fn, n1, beta)[direction])
-    return float(epsilon_lower_bound(fp, n0, fn, n1, delta=delta, beta=beta))
 
 
 def _build_result(
@@ -336,13 +320,11 @@ def _build_result(
     `n_held` is the expected number of held-out outputs per dataset (each
     count is Poisson with that mean).
     """
-    n0, n1 = int(counts[2]), int(counts[3])
-    fp, fn = int(counts[0]), n1 - int(counts[1])
-    details = {
-        "held_out": n_held, "held_out_d0": n0, "held_out_d1": n1, "selection": n_select,
-        "false_positives": fp, "false_negatives": fn,
-        "interval": "two-rates" if direction is None else "ratio",
-    }
+    evidence = HeldOutCounts.from_rejections(counts, direction=direction)
+    held = held_out_lower_bound(evidence, delta=delta, confidence=confidence)
+    facts = dict(held.details)
+    details = {"held_out": n_held, "held_out_d0": facts.pop("held_out_d0"), "held_out_d1": facts.pop("held_out_d1"),
+               "selection": n_select, **facts}
     if search:
         details["pair_search"] = search
     if screened:
@@ -351,18 +333,11 @@ def _build_result(
         details["interrupted"] = True
     if warning:
         details["warning"] = warning
-    lower = LowerBound(
-        epsilon=held_out_bound(fp, n0, fn, n1, delta=delta, beta=1.0 - confidence, direction=direction),
-        confidence=confidence,
-        method="clopper-pearson",
-        delta=delta,
-        trials=n_select + n_held if interrupted else trials,
-        fpr=fp / max(n0, 1),
-        fnr=fn / max(n1, 1),
-        details=details,
-    )
+    lower = dataclasses.replace(held, trials=n_select + n_held if interrupted else trials, details=details)
+    e = evidence
     advice = None if interrupted else trials_for_violation(
-        fp, n0, fn, n1, claim=mechanism.claim.epsilon, delta=delta, beta=1.0 - confidence
+        e.false_positives, e.n0, e.false_negatives, e.n1, claim=mechanism.claim.epsilon, delta=delta,
+        beta=1.0 - confidence,
     )
     if advice is not None and delta >= mechanism.claim.delta and lower.epsilon <= mechanism.claim.epsilon:
         lower = dataclasses.replace(lower, details={**details, "trials_for_violation": max(advice, trials)})
@@ -375,17 +350,5 @@ def _build_result(
         seconds=time.perf_counter() - start,
         seed=seed,
         test=test,
-        secondary=assumption_bounds(fp, n0, fn, n1, delta=delta, confidence=confidence),
+        secondary=held_out_assumption_bounds(evidence, delta=delta, confidence=confidence),
     )
-
-
-def assumption_bounds(fp: int, n0: int, fn: int, n1: int, *, delta: float, confidence: float) -> tuple[LowerBound, ...]:
-    """Return the bounds that hold only under an assumption, from the same held-out counts.
-
-    The Gaussian-DP bound (Nasr et al. 2023) at δ > 0: far tighter for
-    Gaussian-like mechanisms, labelled with its assumption and never used
-    for the verdict. At δ = 0 a GDP ε is infinite, so none is given.
-    """
-    if delta == 0.0:
-        return ()
-    return (gdp_from_counts(fp, n0, fn, n1, delta=delta, confidence=confidence),)

@@ -47,6 +47,10 @@ class Claim:
         """Return the JSON `claim` object."""
         return {"epsilon": self.epsilon, "delta": self.delta, "relation": self.relation.value}
 
+    def describe(self) -> str:
+        """Return the claim as every report prints it: "ε = 1, δ = 1e-05 (add-remove)"."""
+        return f"ε = {self.epsilon:g}, δ = {self.delta:g} ({self.relation.value})"
+
 
 def _relation(value: object) -> Relation:
     try:

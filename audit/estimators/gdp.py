@@ -19,7 +19,7 @@ import numpy as np
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.estimators.thresholds import SimultaneousBands, ThresholdStrategy, select_test
+from dpaudit.audit.estimators.thresholds import SimultaneousBands, ThresholdStrategy, select_threshold
 from dpaudit.audit.theory.profiles import gdp_epsilon as profile_epsilon
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open, check_real
@@ -141,7 +141,7 @@ def gdp_lower_bound(
     owner = "gdp_lower_bound"
     delta = check_gdp_delta(delta, owner)
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
-    test = select_test(
+    test = select_threshold(
         obs, strategy=strategy, beta=beta, rng=np.random.default_rng(rng),
         objective=mu_from_rates,
     )

@@ -165,7 +165,7 @@ def error_counts(obs: Observations, thresholds: Any) -> tuple[np.ndarray, int, n
     return fp, obs.n_out, fn, obs.n_in
 
 
-def select_test(
+def select_threshold(
     obs: Observations,
     *,
     strategy: ThresholdStrategy,
@@ -315,7 +315,7 @@ def threshold_lower_bound(
     """
     delta = check_delta(delta, "threshold_lower_bound")
     beta = 1.0 - check_probability_open(confidence, "confidence", "threshold_lower_bound")
-    test = select_test(
+    test = select_threshold(
         obs, strategy=strategy, beta=beta, rng=np.random.default_rng(rng),
         objective=lambda fpr, fnr: epsilon_objective(fpr, fnr, delta),
     )

@@ -1,0 +1,48 @@
+"""The evidence of a two-dataset game: the errors of a test fixed before the outputs it judges were drawn."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+
+@dataclasses.dataclass(frozen=True)
+class HeldOutCounts:
+    """Errors of one fixed test "reject = guess d1" on fresh outputs of the neighbouring pair (d0, d1).
+
+    `false_positives` of the `n0` outputs on d0 were rejected, and
+    `false_negatives` of the `n1` outputs on d1 were not. The test (and, for
+    the ratio interval, the `direction` the rates are compared in: 0 or 1)
+    was chosen on other outputs, so the counts are binomial (Poisson when
+    n0, n1 are themselves Poisson) with the test's true rates.
+    """
+
+    false_positives: int
+    n0: int
+    false_negatives: int
+    n1: int
+    direction: int | None = None
+
+    @classmethod
+    def from_rejections(cls, counts: np.ndarray, *, direction: int | None = None) -> HeldOutCounts:
+        """Return the evidence of runner counts [d0 rejections, d1 rejections, d0 outputs, d1 outputs]."""
+        n0, n1 = int(counts[2]), int(counts[3])
+        return cls(int(counts[0]), n0, n1 - int(counts[1]), n1, direction)
+
+    @property
+    def fpr(self) -> float:
+        """The observed false-positive rate (0 without outputs)."""
+        return self.false_positives / max(self.n0, 1)
+
+    @property
+    def fnr(self) -> float:
+        """The observed false-negative rate (0 without outputs)."""
+        return self.false_negatives / max(self.n1, 1)
+
+    def facts(self) -> dict[str, Any]:
+        """Return the counts as the audit's JSON reports them."""
+        return {"held_out_d0": self.n0, "held_out_d1": self.n1, "false_positives": self.false_positives,
+                "false_negatives": self.false_negatives,
+                "interval": "two-rates" if self.direction is None else "ratio"}
