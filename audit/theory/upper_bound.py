@@ -89,21 +89,16 @@ def epsilon_profile(event: dp_event.DpEvent, *, relation: NeighboringRelation) -
 
 
 def _special_profile(event: dp_event.DpEvent, relation: NeighboringRelation) -> tuple[Profile, str] | None:
-    if isinstance(event, dp_event.NoOpDpEvent):
-        return (lambda d: 0.0), "exact"
-    if isinstance(event, dp_event.NonPrivateDpEvent):
-        return (lambda d: math.inf), "non-private"
-    if isinstance(event, dp_event.UnsupportedDpEvent):
-        return (lambda d: math.inf), "unknown"
-    if isinstance(event, EpsilonDeltaDpEvent):
-        return _claim_profile(event), "claim-proof"
-    if isinstance(event, ShuffledDpEvent):
-        return _shuffled_profile(event), "shuffling-fmt"
-    if isinstance(event, GroupDpEvent):
-        return _group_profile(event, relation)
-    if isinstance(event, dp_event.PoissonSampledDpEvent) and not has_library_pld(event, relation):
-        return _subsampled_profile(event, relation)
+    """Return the profile of an event with its own theorem, looked up by event type in `_SPECIAL`, or None."""
+    for kind in type(event).__mro__:
+        if kind in _SPECIAL:
+            return _SPECIAL[kind](event, relation)
     return None
+
+
+def _poisson_special(event: dp_event.PoissonSampledDpEvent, relation: NeighboringRelation) -> tuple[Profile, str] | None:
+    """Subsampling of an event dp_accounting has no PLD for; None leaves it to the PLD."""
+    return None if has_library_pld(event, relation) else _subsampled_profile(event, relation)
 
 
 def _claim_profile(event: EpsilonDeltaDpEvent) -> Profile:
@@ -160,6 +155,18 @@ def _subsampled_profile(event: dp_event.PoissonSampledDpEvent, relation: Neighbo
         return amplified_epsilon(eps_in, q)
 
     return profile, "subsampling"
+
+
+_SPECIAL: dict[type, Callable[[Any, NeighboringRelation], tuple[Profile, str] | None]] = {
+    dp_event.NoOpDpEvent: lambda event, relation: ((lambda d: 0.0), "exact"),
+    dp_event.NonPrivateDpEvent: lambda event, relation: ((lambda d: math.inf), "non-private"),
+    dp_event.UnsupportedDpEvent: lambda event, relation: ((lambda d: math.inf), "unknown"),
+    EpsilonDeltaDpEvent: lambda event, relation: (_claim_profile(event), "claim-proof"),
+    ShuffledDpEvent: lambda event, relation: (_shuffled_profile(event), "shuffling-fmt"),
+    GroupDpEvent: _group_profile,
+    dp_event.PoissonSampledDpEvent: _poisson_special,
+}
+"""The events with a theorem of their own, by type: the one dispatch table of `epsilon_profile`."""
 
 
 def _exact_profile(event: dp_event.DpEvent, relation: NeighboringRelation) -> Profile | None:
