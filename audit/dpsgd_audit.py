@@ -92,14 +92,35 @@ def audit_dpsgd(
 ) -> CanaryAuditResult:
     """Return the certified ε of a DP-SGD training run's claim, from `runs` runs or (`one_run`) one run.
 
-    Multi-run: one canary, `runs` trainings of which half hold it; estimator
-    "threshold" (default, assumption-free) or "gdp". One-run: `canaries`
-    canaries each in with probability ½; "one-run" (default) or
-    "one-run-fdp". `target`: "dpaudit" (this trainer as `config` says),
-    "opacus", or a `UserTrainer` wrapping your own training function
-    (black-box, input-space canaries; `config` is then unused). Sound as the
-    estimators are: runs are independent given the seed, and the canary's
-    inclusion is decided before training.
+    Args:
+        config: the training run (`DPSGDConfig`; unused for a `UserTrainer`).
+        target: "dpaudit" (this package's trainer, bugs included), "opacus",
+            or a `UserTrainer` wrapping your own training function.
+        canary: "dirac" (gradient-space), "crafted" or "mislabelled" (input-space).
+        dirac_target: Dirac coordinates: "quiet" (least touched at θ₀) or "bias".
+        threat: "white-box" (every iterate) or "black-box" (final parameters).
+        score: black-box score of input canaries: "loss" or "loss-difference".
+        runs: multi-run: training runs, half of them (by a seeded permutation) with the canary.
+        one_run, canaries: one training run with `canaries` canaries, each in with probability ½.
+        estimator: "threshold" (default) or "gdp" multi-run; "one-run" (default) or "one-run-fdp".
+        confidence, delta: of the lower bound (δ defaults to the claim's).
+        k_plus, k_minus: one-run guess counts (default: a few, paid for).
+        strategy: how a multi-run threshold is paid for (default: simultaneous bands).
+        execution: results folder and resume, Dask workers or scheduler, progress bar.
+        seed: one seed for θ₀, the canaries, every run and the estimator.
+
+    Returns:
+        A `CanaryAuditResult`: the claim (dp_accounting's PLD for dpaudit's
+        trainer, Opacus' PRV accountant for Opacus, yours for a
+        `UserTrainer`), dpaudit's PLD upper bound of what the code does, and
+        the lower bound, which holds with probability ≥ `confidence` (GDP and
+        f-DP one-run: under the Gaussian trade-off assumption they name).
+        Sound as the estimators are: runs are independent given the seed, and
+        each canary's inclusion is decided before training.
+
+    Raises:
+        InvalidParameterError: on bad input (one sentence).
+        DPSGDInterrupted: on Ctrl-C, after saving the finished runs in the results folder.
     """
     config = config or DPSGDConfig()
     owner = "audit_dpsgd"
