@@ -269,16 +269,21 @@ def _pld_profile(event: dp_event.DpEvent, relation: NeighboringRelation) -> tupl
             return pure
         try:
             return float((fixed or build(delta)).get_epsilon_for_delta(delta))
-        except OverflowError:  # dp_accounting's constructors overflow at huge ε; the pure ε still bounds ε(δ)
+        except _TOO_LARGE:  # dp_accounting cannot represent the loss at huge ε; the pure ε still bounds ε(δ)
             return math.inf if pure is None else pure
 
     return profile, "pld"
 
 
+_TOO_LARGE = (OverflowError, ValueError, MemoryError)
+"""What dp_accounting raises when a PLD would be too large to build (e.g. "Maximum allowed size exceeded" at
+ε = 1e300); falling back to the pure ε, or ∞, keeps the upper bound an upper bound."""
+
+
 def _build_or_none(build: Callable[[float], PLD | None]) -> PLD | None:
     try:
         return build(0.0)
-    except OverflowError:
+    except _TOO_LARGE:
         return None
 
 

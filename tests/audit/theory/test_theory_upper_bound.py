@@ -207,3 +207,11 @@ def test_pure_compositions_at_delta_zero_add_up():
     assert upper_bound(sampled, delta=0.0).epsilon == pytest.approx(math.log1p(0.1 * math.expm1(1.0)))
     # and at δ > 0 the PLD is below the pure sum
     assert upper_bound(composed, delta=1e-3).epsilon < 2.25
+
+
+def test_a_pld_too_large_to_build_falls_back_to_the_pure_epsilon():
+    from dp_accounting import dp_event
+
+    event = dp_event.SelfComposedDpEvent(dp_event.LaplaceDpEvent(noise_multiplier=1e-300), 4)
+    for delta in (0.0, 1e-5):
+        assert upper_bound(event, delta=delta).epsilon == pytest.approx(4e300)
