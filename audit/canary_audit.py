@@ -327,6 +327,18 @@ def audit_canaries(
     by `strategy`; with probability ≥ `confidence` the mechanism is not
     (ε', δ)-DP for ε' below the bound (GDP: under the Gaussian assumption).
     `delta` defaults to the claim's δ.
+
+    Args:
+        mech: the mechanism; runs: the number of runs R (half with the canary).
+        estimator, canary, scorer: how the game is played and scored (see above).
+        dim, norm: vector canaries' dimension and norm (default: the mechanism's).
+        confidence, delta, strategy, seed: of the bound.
+
+    Returns:
+        A `CanaryAuditResult` with the game's observations.
+
+    Raises:
+        InvalidParameterError: on bad input (one sentence).
     """
     owner = "audit_canaries"
     confidence, delta, seed = _check_common(owner, mech, confidence, delta, seed)
@@ -364,6 +376,18 @@ def audit_one_run(
     Chaudhuri 2024; ε under the Gaussian trade-off assumption). With
     probability ≥ `confidence` the mechanism is not (ε', δ)-DP with respect
     to one canary for ε' below the bound.
+
+    Args:
+        mech: the mechanism; canaries: m.
+        k_plus, k_minus: the guess counts, fixed in advance (default: a few, paid for).
+        estimator, scorer, dim, norm: how the game is scored.
+        confidence, delta, seed: of the bound.
+
+    Returns:
+        A `CanaryAuditResult` with the game's observations.
+
+    Raises:
+        InvalidParameterError: on bad input (one sentence).
     """
     owner = "audit_one_run"
     confidence, delta, seed = _check_common(owner, mech, confidence, delta, seed)
@@ -402,6 +426,19 @@ def audit_observations(
     "one-run-fdp". `claim`, if given, yields a verdict. The estimator's
     random stream is the one `audit_canaries`/`audit_one_run` use for the same
     seed, so re-auditing their saved observations gives the same bound.
+
+    Args:
+        obs: scores (higher = member) and truth produced elsewhere.
+        game: "multi-run" or "one-run"; estimator: one of that game's.
+        delta, confidence, k_plus, k_minus, strategy: of the bound.
+        claim: the claim to give a verdict against (none: no verdict).
+        seed: the estimator's stream; label: the scores' name in reports.
+
+    Returns:
+        A `CanaryAuditResult`.
+
+    Raises:
+        InvalidParameterError: on bad input (one sentence).
     """
     owner = "audit_observations"
     confidence = check_probability_open(confidence, "confidence", owner)

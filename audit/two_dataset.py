@@ -219,6 +219,22 @@ def audit_mechanism(
     random pairs from) and no d0/d1, the pair is chosen first among StatDP's
     patterns and random pairs on `trials // 2` further outputs per dataset
     from a separate seed stream, so the final bound needs no correction.
+
+    Args:
+        mechanism: the `Mechanism` to audit (its claim and relation decide the verdict).
+        d0, d1: the neighbouring datasets (default: the mechanism's worst-case pair, or a search).
+        trials: outputs per dataset, or "auto" for rounds that stop at a verdict or `budget`.
+        seed, confidence, delta: of the audit (δ defaults to the claim's).
+        progress, workers, scheduler: a progress callback; local Dask processes or a cluster.
+        search, interval, budget: pair search, the interval ("two-rates" or "ratio"), the auto budget.
+
+    Returns:
+        An `AuditResult`: claim, theory upper bound, certified lower bound, verdict.
+
+    Raises:
+        InvalidParameterError: on bad input (one sentence).
+        MechanismError: when the mechanism raises, changes its output shape or exits.
+        AuditInterrupted: on Ctrl-C, carrying the bound of the held-out chunks that finished.
     """
     if not isinstance(mechanism, Mechanism):
         raise InvalidParameterError(

@@ -80,6 +80,19 @@ def blackbox(
     equal-length arrays of records and returns None for neighbours, else a
     sentence saying why not; `neighbours.unchecked` accepts any pair.
     Data frames and dicts of columns reach `fn` as given.
+
+    Args:
+        fn: `fn(data, rng)` (or `fn(data, rng, size)`) returning one output (or `size`).
+        epsilon, delta, relation: the claim to audit.
+        name: the label in reports (default: the function's name).
+        default_pair: the neighbouring pair audited when none is given.
+        neighbours: a check of (d0, d1) replacing the relation's, or `neighbours.unchecked`.
+
+    Returns:
+        A `Mechanism` whose upper bound is its claim (nothing else is known about `fn`).
+
+    Raises:
+        InvalidParameterError: on a bad claim or argument (one sentence).
     """
     sampler = _batched(fn) if _accepts_size(fn) else _looped(fn)
     return Mechanism(

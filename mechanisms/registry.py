@@ -74,7 +74,15 @@ def factory(name: str) -> Factory:
 
 
 def get_mechanism(name: str, **params: Any) -> Mechanism:
-    """Return the built-in mechanism `name` built with `params` (its keyword arguments)."""
+    """Return the built-in mechanism `name` built with `params` (its keyword arguments).
+
+    Returns:
+        The `Mechanism`, its claim set from the parameters.
+
+    Raises:
+        UnknownMechanismError: for a name that is not registered (with close matches).
+        InvalidParameterError: for a parameter the factory does not take or refuses.
+    """
     build = factory(name)
     accepted = inspect.signature(build).parameters
     unknown = sorted(set(params) - set(accepted))

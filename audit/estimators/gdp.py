@@ -137,6 +137,17 @@ def gdp_lower_bound(
     With probability ≥ `confidence` the mechanism is not μ-GDP for μ <
     details['mu']; the ε is that of μ-GDP at `delta` and bounds the
     mechanism's ε only under the Gaussian trade-off assumption (Nasr et al. 2023).
+
+    Args:
+        obs: the scores (higher = member) with their truth.
+        delta: > 0 (the ε of μ-GDP at δ = 0 is infinite); confidence: of the bound.
+        strategy: how the threshold is paid for; rng: for the split strategies.
+
+    Returns:
+        A `LowerBound` (method "gdp") with μ in its details and the assumption named.
+
+    Raises:
+        InvalidParameterError: at δ = 0, or for observations without both classes.
     """
     owner = "gdp_lower_bound"
     delta = check_gdp_delta(delta, owner)

@@ -189,6 +189,18 @@ def one_run_lower_bound(
     the mechanism is not (ε', δ)-DP with respect to one canary for any ε' <
     the returned ε, provided the truth was drawn as the game requires (each
     canary included independently with probability 1/2).
+
+    Args:
+        obs: the m canaries' scores and truth.
+        delta, confidence: of the bound.
+        guess_counts: the (k+, k−) rules (default: `default_guess_counts(m)`).
+        rng: breaks ties among equal scores at random.
+
+    Returns:
+        A `LowerBound` (method "one-run") with the guesses and correct ones.
+
+    Raises:
+        InvalidParameterError: for observations without both classes or bad guess counts.
     """
     owner = "one_run_lower_bound"
     delta = check_delta(delta, owner)

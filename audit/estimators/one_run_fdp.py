@@ -97,6 +97,18 @@ def one_run_fdp_lower_bound(
     details['mu'] (no assumption); the ε is that of μ-GDP at `delta` and
     bounds the mechanism's ε only if its trade-off curve is Gaussian.
     Requires the game's truth: each canary IN independently with probability 1/2.
+
+    Args:
+        obs: the m canaries' scores and truth.
+        delta: > 0; confidence: of the bound.
+        guess_counts: the (k+, k−) rules (default: `default_guess_counts(m)`).
+        rng: breaks ties among equal scores at random.
+
+    Returns:
+        A `LowerBound` (method "one-run-fdp") with μ in its details and the assumption named.
+
+    Raises:
+        InvalidParameterError: at δ = 0, or for observations without both classes.
     """
     owner = "one_run_fdp_lower_bound"
     delta = check_gdp_delta(delta, owner)

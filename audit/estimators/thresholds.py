@@ -312,6 +312,19 @@ def threshold_lower_bound(
     the IN scores are i.i.d. and the OUT scores are i.i.d. draws of the
     mechanism's output on the two neighbouring inputs, as in a multi-run
     membership game.
+
+    Args:
+        obs: the scores (higher = member) with their truth.
+        delta, confidence: of the bound.
+        strategy: `SimultaneousBands` (default), `Split` or `Bonferroni`.
+        rng: for the split strategies.
+
+    Returns:
+        A `LowerBound` (method "simultaneous-band", or "clopper-pearson" after a split or Bonferroni)
+        naming the test and its counts.
+
+    Raises:
+        InvalidParameterError: for observations without both classes or bad parameters.
     """
     delta = check_delta(delta, "threshold_lower_bound")
     beta = 1.0 - check_probability_open(confidence, "confidence", "threshold_lower_bound")
