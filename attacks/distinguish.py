@@ -67,7 +67,7 @@ class Choice:
     samples: int
 
 
-def threshold_grid(scores: np.ndarray) -> np.ndarray:
+def _threshold_grid(scores: np.ndarray) -> np.ndarray:
     """Return candidate thresholds: every distinct score when few, else quantiles dense in both tails.
 
     The quantile levels are geometric in the tail probability (from 1/n to 1/2
@@ -83,7 +83,7 @@ def threshold_grid(scores: np.ndarray) -> np.ndarray:
 def best_threshold(scorer: Scorer, out0: np.ndarray, out1: np.ndarray, objective: Objective) -> Choice:
     """Return the threshold and direction on `scorer` maximising `objective` on these samples."""
     s0, s1 = np.sort(scorer.score(out0)), np.sort(scorer.score(out1))
-    cuts = np.concatenate([[-np.inf], threshold_grid(np.concatenate([s0, s1]))])
+    cuts = np.concatenate([[-np.inf], _threshold_grid(np.concatenate([s0, s1]))])
     above0 = 1.0 - np.searchsorted(s0, cuts, side="right") / len(s0)
     above1 = 1.0 - np.searchsorted(s1, cuts, side="right") / len(s1)
     # sign +1: S = {score > t}: FPR = P0(S), FNR = 1 − P1(S); sign −1 swaps the roles.
@@ -114,7 +114,7 @@ def candidate_scorers(train0: np.ndarray, train1: np.ndarray) -> list[Scorer]:
         return [CategoryLogRatio.fit(train0, train1)]
     x0, x1 = as_matrix(train0), as_matrix(train1)
     n_unique = distinct_outputs(train0, train1)
-    discrete = n_unique <= max_categories(len(x0) + len(x1))
+    discrete = n_unique <= _max_categories(len(x0) + len(x1))
     scorers: list[Scorer] = []
     if discrete:
         scorers.append(CategoryLogRatio.fit(train0, train1))
@@ -158,14 +158,14 @@ def distinct_outputs(out0: np.ndarray, out1: np.ndarray) -> int:
     return len(np.unique(np.concatenate([row_keys(out0), row_keys(out1)])))
 
 
-def max_categories(n: int) -> int:
+def _max_categories(n: int) -> int:
     """Return how many distinct values `n` outputs may show and still count as discrete (each seen 4 times on average)."""
     return min(MAX_CATEGORIES, n // 4)
 
 
 def is_discrete(out0: np.ndarray, out1: np.ndarray) -> bool:
     """Return True for categories, and for numbers with few distinct values each seen several times on average."""
-    return is_categorical(out0) or distinct_outputs(out0, out1) <= max_categories(len(out0) + len(out1))
+    return is_categorical(out0) or distinct_outputs(out0, out1) <= _max_categories(len(out0) + len(out1))
 
 
 def select_test(
@@ -193,14 +193,14 @@ def select_test(
     not passed here.
     """
     if categories is not None and categories <= FEW_CATEGORIES:
-        return simplest_best([best_threshold(s, out0, out1, objective) for s in few_category_scorers(out0, out1)])
+        return _simplest_best([best_threshold(s, out0, out1, objective) for s in few_category_scorers(out0, out1)])
     h0, h1 = len(out0) // 2, len(out1) // 2
     scorers = candidate_scorers(out0[:h0], out1[:h1])
     judged_by = {ATOMS: atom_objective or objective}
-    return simplest_best([best_threshold(s, out0[h0:], out1[h1:], judged_by.get(s.name, objective)) for s in scorers])
+    return _simplest_best([best_threshold(s, out0[h0:], out1[h1:], judged_by.get(s.name, objective)) for s in scorers])
 
 
-def simplest_best(choices: list[Choice]) -> Choice:
+def _simplest_best(choices: list[Choice]) -> Choice:
     """Return the first choice within SIMPLER_BY (relative) of the best objective.
 
     Candidates are ordered from simplest and cheapest to score; preferring

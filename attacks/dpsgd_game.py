@@ -67,7 +67,7 @@ def trainer_for(config: DPSGDConfig, target: str) -> Any:
     return DPSGDTrainer(config, data)
 
 
-def run_rng(seed: int, index: int) -> np.random.Generator:
+def _run_rng(seed: int, index: int) -> np.random.Generator:
     """Return run `index`'s generator: child (RUN_STREAM, index) of `SeedSequence(seed)`."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(RUN_STREAM, index)))
 
@@ -79,9 +79,9 @@ def multi_run_membership(runs: int, rng: np.random.Generator) -> np.ndarray:
 
 def play_multi_run(game: DPSGDGame, index: int, member: bool, seed: int) -> float:
     """Play run `index` of a multi-run game (its one canary in when `member`); return the canary's score."""
-    return float(game.play(np.array([member]), run_rng(seed, index))[0])
+    return float(game.play(np.array([member]), _run_rng(seed, index))[0])
 
 
 def play_one_run(game: DPSGDGame, included: np.ndarray, seed: int) -> np.ndarray:
     """Play the single run of a one-run game; return the m canaries' scores."""
-    return game.play(included, run_rng(seed, 0))
+    return game.play(included, _run_rng(seed, 0))

@@ -33,12 +33,12 @@ def row_keys(outputs: np.ndarray) -> np.ndarray:
         return outputs.astype(str) if is_categorical(outputs) else outputs
     flat = outputs.reshape(len(outputs), -1)
     if flat.dtype.kind in "OUS":
-        return text_rows(flat)
+        return _text_rows(flat)
     flat = np.ascontiguousarray(flat + 0.0 if flat.dtype.kind == "f" else flat)
     return flat.view(np.dtype((np.void, flat.dtype.itemsize * flat.shape[1]))).ravel()
 
 
-def text_rows(flat: np.ndarray) -> np.ndarray:
+def _text_rows(flat: np.ndarray) -> np.ndarray:
     """Return each row of a (n, d) array of strings or objects as one string, fields separated by a unit separator."""
     keys = flat[:, 0].astype(str)
     for j in range(1, flat.shape[1]):

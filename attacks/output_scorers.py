@@ -26,7 +26,7 @@ def quadratic_features(x: np.ndarray) -> np.ndarray:
     return np.hstack([x, x[:, i] * x[:, j]])
 
 
-def low_bits_keys(outputs: np.ndarray, bits: int) -> np.ndarray:
+def _low_bits_keys(outputs: np.ndarray, bits: int) -> np.ndarray:
     """Return one int per exact-double output (IEEE-754 bits as uint64): sign, exponent, lowest `bits` mantissa bits."""
     raw = np.asarray(outputs, dtype=np.uint64).reshape(len(outputs))
     return ((raw >> np.uint64(MANTISSA_BITS)) << np.uint64(bits)) | (raw & np.uint64((1 << bits) - 1))
@@ -70,14 +70,14 @@ class CategoryLogRatio:
             ) -> "CategoryLogRatio":
         """Fit on every value seen at least `min_count` times in the pooled training outputs (in their `common_dtype`)."""
         out0, out1 = common_dtype(out0, out1)
-        return cls(*log_ratio_table(row_keys(out0), row_keys(out1), min_count), out0.dtype, name)
+        return cls(*_log_ratio_table(row_keys(out0), row_keys(out1), min_count), out0.dtype, name)
 
     def score(self, outputs: np.ndarray) -> np.ndarray:
         """Return each output's fitted log ratio, the output cast to the fitted dtype first (a fixed map, so sound)."""
-        return lookup(self.keys, self.log_ratios, row_keys(outputs.astype(self.dtype, copy=False)))
+        return _lookup(self.keys, self.log_ratios, row_keys(outputs.astype(self.dtype, copy=False)))
 
 
-def log_ratio_table(k0: np.ndarray, k1: np.ndarray, min_count: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def _log_ratio_table(k0: np.ndarray, k1: np.ndarray, min_count: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Return the sorted keys seen at least `min_count` times and their smoothed log(P1/P0) (+1/2 per count)."""
     keys, inverse = np.unique(np.concatenate([k0, k1]), return_inverse=True)
     c0 = np.bincount(inverse[: len(k0)], minlength=len(keys))
@@ -86,7 +86,7 @@ def log_ratio_table(k0: np.ndarray, k1: np.ndarray, min_count: int = 1) -> tuple
     return keys[kept], np.log((c1[kept] + 0.5) / len(k1)) - np.log((c0[kept] + 0.5) / len(k0))
 
 
-def lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.ndarray:
+def _lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.ndarray:
     """Return values[keys == query] for each query, 0 where the query is not among the sorted `keys`."""
     if len(keys) == 0:
         return np.zeros(len(queries))
@@ -112,10 +112,10 @@ class LowBitsLogRatio:
 
     @classmethod
     def fit(cls, out0: np.ndarray, out1: np.ndarray, bits: int = 2) -> "LowBitsLogRatio":
-        return cls(*log_ratio_table(low_bits_keys(out0, bits), low_bits_keys(out1, bits)), bits)
+        return cls(*_log_ratio_table(_low_bits_keys(out0, bits), _low_bits_keys(out1, bits)), bits)
 
     def score(self, outputs: np.ndarray) -> np.ndarray:
-        return lookup(self.keys, self.log_ratios, low_bits_keys(outputs, self.bits))
+        return _lookup(self.keys, self.log_ratios, _low_bits_keys(outputs, self.bits))
 
 
 @dataclasses.dataclass(frozen=True)

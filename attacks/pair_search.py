@@ -76,7 +76,7 @@ def split_patterns(m: int) -> list[tuple[str, Pair]]:
     return pairs
 
 
-def random_pairs(space: InputSpace, count: int, rng: np.random.Generator) -> list[tuple[str, Pair]]:
+def _random_pairs(space: InputSpace, count: int, rng: np.random.Generator) -> list[tuple[str, Pair]]:
     """Return `count` random neighbouring pairs in `space`."""
     pairs = []
     for i in range(count):
@@ -93,7 +93,7 @@ def random_pairs(space: InputSpace, count: int, rng: np.random.Generator) -> lis
     return pairs
 
 
-def default_candidates(mech: Mechanism, space: InputSpace | None, rng: np.random.Generator, count: int = 16
+def _default_candidates(mech: Mechanism, space: InputSpace | None, rng: np.random.Generator, count: int = 16
                        ) -> list[tuple[str, Pair]]:
     """Return the candidates: the mechanism's own pair, StatDP patterns for answer vectors, random pairs in `space`."""
     found = [("default", mech.default_pair)] if mech.default_pair is not None else []
@@ -106,11 +106,11 @@ def default_candidates(mech: Mechanism, space: InputSpace | None, rng: np.random
     if space is None or space.kind == "answers":
         found += statdp_patterns(length) + split_patterns(length)
     if space is not None:
-        found += random_pairs(space, count, rng)
+        found += _random_pairs(space, count, rng)
     return found
 
 
-def pair_score(mech: Mechanism, pair: Pair, size: int, rng: np.random.Generator, objective: Objective) -> float:
+def _pair_score(mech: Mechanism, pair: Pair, size: int, rng: np.random.Generator, objective: Objective) -> float:
     """Return `objective` of the held-out counts on `pair`: test chosen on half of `size` samples, counted on the other half."""
     d0, d1 = pair
     out0, out1 = mech.sample(d0, size, rng), mech.sample(d1, size, rng)
@@ -147,17 +147,17 @@ def search_pair(
     each candidate's test on half of its samples and scores the test's errors
     on the other half.
     `budget` is the number of outputs per dataset spent on the whole search,
-    split evenly over the candidates (given ones, or `default_candidates`);
+    split evenly over the candidates (given ones, or `_default_candidates`);
     pairs that are not neighbours for `mech` are skipped. Draws come from
     SeedSequence([seed, SEARCH_KEY]), independent of the audit's streams, so
     the final audit of the returned pair stays sound (module docstring).
     """
     rng = np.random.default_rng(np.random.SeedSequence([seed, SEARCH_KEY]))
     named = [(f"candidate_{i}", tuple(p)) for i, p in enumerate(candidates)] if candidates is not None else \
-        default_candidates(mech, space, rng)
+        _default_candidates(mech, space, rng)
     pool = _valid(mech, named)
     if not pool:
         raise InvalidParameterError(f"No candidate pair is a neighbouring pair for '{mech.name}'.")
     size = max(budget // len(pool), 200)
-    scores = [pair_score(mech, pair, size, rng, objective) for _, pair in pool]
+    scores = [_pair_score(mech, pair, size, rng, objective) for _, pair in pool]
     return pool[int(np.argmax(scores))][1]

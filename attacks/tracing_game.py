@@ -53,7 +53,7 @@ class TracingScorer:
         return self.tracing.matrix(releases, canaries.records)
 
 
-def tracing_slots(biases: np.ndarray, *, rows: int, slots: int, relation: Relation,
+def _tracing_slots(biases: np.ndarray, *, rows: int, slots: int, relation: Relation,
                   rng: np.random.Generator) -> CanarySet:
     """Return `slots` candidate rows and the data around them: n − slots base rows, and fresh rows for OUT slots.
 
@@ -63,8 +63,8 @@ def tracing_slots(biases: np.ndarray, *, rows: int, slots: int, relation: Relati
     Raises:
         InvalidParameterError: unless 1 ≤ slots ≤ rows.
     """
-    rows = check_int(rows, "rows", "tracing_slots")
-    slots = check_int(slots, "slots", "tracing_slots")
+    rows = check_int(rows, "rows", "_tracing_slots")
+    slots = check_int(slots, "slots", "_tracing_slots")
     if slots > rows:
         raise InvalidParameterError(f"A tracing game cannot have more slots ({slots}) than rows ({rows}).")
     candidates = sample_rows(biases, slots, rng)
@@ -97,11 +97,11 @@ def tracing_game(
     scorer = TracingScorer(score)
     relation = mech.claim.relation
     if slots is not None:
-        canaries = tracing_slots(biases, rows=rows, slots=slots, relation=relation, rng=rng)
+        canaries = _tracing_slots(biases, rows=rows, slots=slots, relation=relation, rng=rng)
         return one_run_game(mech, canaries, scorer=scorer, rng=rng)
     if fresh_data:
         def make(stream: np.random.Generator) -> CanarySet:
-            return tracing_slots(biases, rows=rows, slots=1, relation=relation, rng=stream)
+            return _tracing_slots(biases, rows=rows, slots=1, relation=relation, rng=stream)
         return fresh_canary_game(mech, make, runs=runs, scorer=scorer, rng=rng)
-    canary = tracing_slots(biases, rows=rows, slots=1, relation=relation, rng=rng)
+    canary = _tracing_slots(biases, rows=rows, slots=1, relation=relation, rng=rng)
     return membership_game(mech, canary, runs=runs, scorer=scorer, rng=rng)

@@ -49,7 +49,7 @@ class BackendError(DPAuditError):
     """Dask is missing, the scheduler cannot be reached, or workers keep dying on a chunk."""
 
 
-def import_distributed() -> Any:
+def _import_distributed() -> Any:
     """Return the `distributed` module, or raise `BackendError` telling how to install it."""
     try:
         import distributed
@@ -125,7 +125,7 @@ def dask_client(*, workers: int | None = None, scheduler: str | None = None) -> 
     The local cluster has single-threaded worker processes and no dashboard,
     and is closed when the block exits, also on Ctrl-C.
     """
-    distributed = import_distributed()
+    distributed = _import_distributed()
     import dask
 
     with quiet_logs(), dask.config.set(LOCAL_CONFIG):

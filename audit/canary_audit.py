@@ -176,7 +176,7 @@ def _verdict_text(verdict: str | None) -> str:
 
 
 
-def canary_design(mech: Mechanism, m: int, *, dim: int | None, norm: float | None, rng: np.random.Generator) -> CanarySet:
+def _canary_design(mech: Mechanism, m: int, *, dim: int | None, norm: float | None, rng: np.random.Generator) -> CanarySet:
     """Return m canaries fitting the records of `mech` (judged from its default pair and params).
 
     Category records (1-D integers, a `bins` parameter): one category per
@@ -286,18 +286,18 @@ def _multi_run_observations(mech, mode, runs, scorer, dim, norm, canary_rng, gam
         return membership_game(mech, canary, runs=runs, scorer=chosen, rng=game_rng), chosen
     chosen = scorer or InnerProduct()
     if mode == "fixed":
-        canary = canary_design(mech, 1, dim=dim, norm=norm, rng=canary_rng)
+        canary = _canary_design(mech, 1, dim=dim, norm=norm, rng=canary_rng)
         return membership_game(mech, canary, runs=runs, scorer=chosen, rng=game_rng), chosen
     if mode == "random":
         def make(rng: np.random.Generator) -> CanarySet:
-            return canary_design(mech, 1, dim=dim, norm=norm, rng=rng)
+            return _canary_design(mech, 1, dim=dim, norm=norm, rng=rng)
         return fresh_canary_game(mech, make, runs=runs, scorer=chosen, rng=game_rng), chosen
     raise InvalidParameterError(f"The canary mode must be one of {', '.join(CANARY_MODES)}; got {mode!r} instead.")
 
 
 def _has_design(mech: Mechanism) -> bool:
     try:
-        canary_design(mech, 1, dim=None, norm=None, rng=np.random.default_rng(0))
+        _canary_design(mech, 1, dim=None, norm=None, rng=np.random.default_rng(0))
     except InvalidParameterError:
         return False
     return True
@@ -396,7 +396,7 @@ def audit_one_run(
     dim = None if dim is None else check_int(dim, "dim", owner)
     canary_rng, game_rng, estimator_rng = seed_streams(seed)
     start = time.perf_counter()
-    design = canary_design(mech, m, dim=dim, norm=norm, rng=canary_rng)
+    design = _canary_design(mech, m, dim=dim, norm=norm, rng=canary_rng)
     chosen = scorer or InnerProduct()
     obs = one_run_game(mech, design, scorer=chosen, rng=game_rng)
     bound = one_run_bound(obs, estimator=estimator, delta=delta, confidence=confidence,

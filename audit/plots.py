@@ -98,7 +98,7 @@ def region_bounds(epsilon: float, delta: float, alpha: np.ndarray = GRID) -> tup
     return lower, upper
 
 
-def draw_region(ax: Axes, epsilon: float, delta: float, *, label: str, color: str = CLAIM_COLOR, fill: bool = True,
+def _draw_region(ax: Axes, epsilon: float, delta: float, *, label: str, color: str = CLAIM_COLOR, fill: bool = True,
                 linestyle: str = "-") -> None:
     """Draw the (ε, δ) privacy region on `ax`: filled, or as its boundary only."""
     lower, upper = region_bounds(epsilon, delta)
@@ -111,13 +111,13 @@ def draw_region(ax: Axes, epsilon: float, delta: float, *, label: str, color: st
         ax.plot(GRID, upper, color=color, linewidth=1.4, linestyle=linestyle)
 
 
-def draw_tradeoff(ax: Axes, curve: TradeOff, *, label: str, color: str = CURVE_COLOR, linestyle: str = "-") -> None:
+def _draw_tradeoff(ax: Axes, curve: TradeOff, *, label: str, color: str = CURVE_COLOR, linestyle: str = "-") -> None:
     """Draw a symmetric trade-off curve f and its mirror 1 − f(1 − α) on `ax`."""
     ax.plot(GRID, curve(GRID), color=color, linewidth=1.4, linestyle=linestyle, label=label)
     ax.plot(GRID, 1.0 - curve(1.0 - GRID), color=color, linewidth=1.4, linestyle=linestyle)
 
 
-def draw_box(ax: Axes, box: RateBox, *, label: str, color: str = POINT_COLOR, marker: str = "o") -> None:
+def _draw_box(ax: Axes, box: RateBox, *, label: str, color: str = POINT_COLOR, marker: str = "o") -> None:
     """Draw an observed (FPR, FNR) point, its confidence box, and the box's certified corner."""
     ax.add_patch(Rectangle((box.fpr_low, box.fnr_low), box.fpr_high - box.fpr_low, box.fnr_high - box.fnr_low,
                            facecolor=color, alpha=0.25, edgecolor=color, linewidth=1.0))
@@ -145,17 +145,17 @@ def _zoom(box: RateBox) -> tuple[float, float, float, float]:
 
 def _draw_result(ax: Axes, result: AuditResult, box: RateBox | None, curve: tuple[TradeOff, str] | None) -> None:
     claim, lower, upper = result.claim, result.lower_bound, result.upper_bound
-    draw_region(ax, claim.epsilon, claim.delta, label=f"claimed ({claim.epsilon:.4g}, {claim.delta:g})-DP region")
+    _draw_region(ax, claim.epsilon, claim.delta, label=f"claimed ({claim.epsilon:.4g}, {claim.delta:g})-DP region")
     if math.isfinite(upper.epsilon) and abs(upper.epsilon - claim.epsilon) > 1e-3 * max(1.0, claim.epsilon):
-        draw_region(ax, upper.epsilon, upper.delta, fill=False, color="#2ca02c", linestyle="--",
+        _draw_region(ax, upper.epsilon, upper.delta, fill=False, color="#2ca02c", linestyle="--",
                     label=f"theory upper bound ε = {upper.epsilon:.4g} [{upper.method}]")
     if curve is not None:
-        draw_tradeoff(ax, curve[0], label=curve[1])
+        _draw_tradeoff(ax, curve[0], label=curve[1])
     if lower.epsilon > 0:
-        draw_region(ax, lower.epsilon, lower.delta, fill=False, color=POINT_COLOR, linestyle=":",
+        _draw_region(ax, lower.epsilon, lower.delta, fill=False, color=POINT_COLOR, linestyle=":",
                     label=f"certified lower bound ε = {lower.epsilon:.4g}")
     if box is not None:
-        draw_box(ax, box, label=f"observed (FPR, FNR), {lower.confidence:g} box (× = corner used)")
+        _draw_box(ax, box, label=f"observed (FPR, FNR), {lower.confidence:g} box (× = corner used)")
 
 
 def plot_privacy_region(result: AuditResult, path: str | Path | None = None, ax: Axes | None = None, *,

@@ -31,7 +31,7 @@ def _num(x: float | None, digits: int = 4) -> str:
     return "∞" if math.isinf(x) else f"{x:.{digits}g}"
 
 
-def summary_rows(result: AuditResult) -> list[tuple[str, str]]:
+def _summary_rows(result: AuditResult) -> list[tuple[str, str]]:
     """Return the report's table as (field, value) rows: verdict, bounds, evidence and provenance."""
     claim, upper, lower = result.claim, result.upper_bound, result.lower_bound
     rows = [
@@ -63,7 +63,7 @@ def summary_rows(result: AuditResult) -> list[tuple[str, str]]:
     return rows
 
 
-def plot_png(result: AuditResult, *, event: dp_event.DpEvent | None = None) -> bytes:
+def _plot_png(result: AuditResult, *, event: dp_event.DpEvent | None = None) -> bytes:
     """Return the privacy-region plot of `result` as PNG bytes."""
     buffer = io.BytesIO()
     plot_privacy_region(result, event=event).savefig(buffer, format="png", dpi=110)
@@ -142,14 +142,14 @@ def markdown_page(*, title: str, verdict: str, meaning: str, rows: list[tuple[st
 def render_html(result: AuditResult, *, event: dp_event.DpEvent | None = None) -> str:
     """Return a self-contained HTML page: title, meaning sentence, table, and the plot as a data URI."""
     return html_page(title=f"dpaudit report: {result.mechanism}", verdict=result.verdict,
-                     meaning=result.lower_bound.meaning(), rows=summary_rows(result), heading="Privacy region",
-                     caption=REGION_CAPTION, png=plot_png(result, event=event))
+                     meaning=result.lower_bound.meaning(), rows=_summary_rows(result), heading="Privacy region",
+                     caption=REGION_CAPTION, png=_plot_png(result, event=event))
 
 
-def render_markdown(result: AuditResult, *, image: str) -> str:
+def _render_markdown(result: AuditResult, *, image: str) -> str:
     """Return the Markdown report; `image` is the relative path of the plot's PNG."""
     return markdown_page(title=f"dpaudit report: {result.mechanism}", verdict=result.verdict,
-                         meaning=result.lower_bound.meaning(), rows=summary_rows(result), heading="Privacy region",
+                         meaning=result.lower_bound.meaning(), rows=_summary_rows(result), heading="Privacy region",
                          caption=REGION_CAPTION, image=image)
 
 
@@ -182,4 +182,4 @@ def write_report(result: AuditResult, path: str | Path, *, event: dp_event.DpEve
     the plot when it is known. Returns the report's path.
     """
     return write_page(path, lambda: render_html(result, event=event),
-                      lambda image: render_markdown(result, image=image), lambda: plot_png(result, event=event))
+                      lambda image: _render_markdown(result, image=image), lambda: _plot_png(result, event=event))

@@ -50,7 +50,7 @@ def draw(mech: Mechanism, d0: Any, d1: Any, size: int, seed: np.random.SeedSeque
     return mech.sample(d0, size, rng), mech.sample(d1, size, rng)
 
 
-def draw_poissonized(
+def _draw_poissonized(
     mech: Mechanism, d0: Any, d1: Any, size: int, seed: np.random.SeedSequence
 ) -> tuple[np.ndarray, np.ndarray]:
     """Return Poisson(`size`) outputs on d0 then, independently, Poisson(`size`) on d1, from one generator.
@@ -80,7 +80,7 @@ class CountRejections:
     shape: tuple[int, ...]
 
     def __call__(self, size: int, seed: np.random.SeedSequence) -> np.ndarray:
-        out0, out1 = draw_poissonized(self.mechanism, self.d0, self.d1, size, seed)
+        out0, out1 = _draw_poissonized(self.mechanism, self.d0, self.d1, size, seed)
         for out, name in ((out0, "on d0"), (out1, "on d1")):
             if len(out):
                 check_shape(self.mechanism.name, out, self.shape, name)
@@ -88,7 +88,7 @@ class CountRejections:
         return np.array([*rejected, len(out0), len(out1)], dtype=np.int64)
 
 
-def run_chunk(task: Task, index: int, size: int, child: np.random.SeedSequence, seed: int) -> np.ndarray:
+def _run_chunk(task: Task, index: int, size: int, child: np.random.SeedSequence, seed: int) -> np.ndarray:
     """Return chunk `index`'s counts; a `MechanismError` is re-raised naming the chunk and the seed."""
     try:
         return task(size, child)
@@ -100,7 +100,7 @@ def run_batch(
     task: Task, first: int, sizes: Sequence[int], chunk_seeds: Sequence[np.random.SeedSequence], seed: int
 ) -> np.ndarray:
     """Return the summed counts of chunks `first`, `first` + 1, ... (several chunks in one remote call)."""
-    return sum(run_chunk(task, first + j, size, child, seed) for j, (size, child) in enumerate(zip(sizes, chunk_seeds)))
+    return sum(_run_chunk(task, first + j, size, child, seed) for j, (size, child) in enumerate(zip(sizes, chunk_seeds)))
 
 
 class AuditInterrupted(KeyboardInterrupt):
@@ -159,7 +159,7 @@ def run_inline(
     total, done = np.int64(0), 0
     try:
         for i, (size, child) in enumerate(zip(sizes, chunk_seeds)):
-            total = total + run_chunk(task, i, size, child, seed)
+            total = total + _run_chunk(task, i, size, child, seed)
             done += size
             if progress:
                 progress(size)

@@ -84,14 +84,14 @@ def projected_bound(
 
     def objective(fp: np.ndarray, n0: int, fn: np.ndarray, n1: int) -> np.ndarray:
         if interval == "ratio":
-            return projected_directions(fp, n0, fn, n1, n=n, beta=beta, level=level).max(axis=0)
+            return _projected_directions(fp, n0, fn, n1, n=n, beta=beta, level=level).max(axis=0)
         fpr, fnr = rate_upper_bound(fp, n0, level), rate_upper_bound(fn, n1, level)
         return epsilon_lower_bound(fpr * n, n, fnr * n, n, delta=delta, beta=beta)
 
     return objective
 
 
-def projected_directions(fp, n0: int, fn, n1: int, *, n: int, beta: float, level: float = SELECTION_LEVEL) -> np.ndarray:
+def _projected_directions(fp, n0: int, fn, n1: int, *, n: int, beta: float, level: float = SELECTION_LEVEL) -> np.ndarray:
     """Return both pure-ε ratio bounds (`kov_ratio_bounds`) projected from selection counts to `n` held-out trials."""
     fpr, fnr = rate_upper_bound(fp, n0, level), rate_upper_bound(fn, n1, level)
     return kov_ratio_bounds(fpr * n, n, fnr * n, n, beta)
@@ -100,7 +100,7 @@ def projected_directions(fp, n0: int, fn, n1: int, *, n: int, beta: float, level
 def held_out_direction(choice: Choice, n: int, beta: float, level: float) -> int:
     """Return which `kov_ratio_bounds` entry the held-out counts will certify, fixed from the selection counts."""
     m = choice.samples
-    return int(np.argmax(projected_directions(choice.fpr * m, m, choice.fnr * m, m, n=n, beta=beta, level=level)))
+    return int(np.argmax(_projected_directions(choice.fpr * m, m, choice.fnr * m, m, n=n, beta=beta, level=level)))
 
 
 def selection_level(categories: int | None) -> float:

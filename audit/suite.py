@@ -103,7 +103,7 @@ def cells(row: SuiteRow) -> list[str]:
     ]
 
 
-def to_markdown(rows: Sequence[SuiteRow]) -> str:
+def _to_markdown(rows: Sequence[SuiteRow]) -> str:
     """Return the suite as a Markdown table."""
     lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(cells(r)) + " |" for r in rows]
@@ -113,5 +113,5 @@ def to_markdown(rows: Sequence[SuiteRow]) -> str:
 def write(rows: Sequence[SuiteRow], out: pathlib.Path) -> None:
     """Write `suite.md` and `suite.json` into the folder `out`."""
     out.mkdir(parents=True, exist_ok=True)
-    (out / "suite.md").write_text(to_markdown(rows))
+    (out / "suite.md").write_text(_to_markdown(rows))
     (out / "suite.json").write_text(json.dumps([r.to_dict() for r in rows], indent=2))

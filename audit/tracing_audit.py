@@ -54,7 +54,7 @@ from dpaudit.mechanisms.validation import check_delta, check_int, check_probabil
 TRACING_FPR = 0.01
 
 
-def tracing_score(kind: str, biases: np.ndarray, *, reference_rows: int | None,
+def _tracing_score(kind: str, biases: np.ndarray, *, reference_rows: int | None,
                   rng: np.random.Generator) -> TracingScore:
     """Return the score `kind` ("known", "reference" or "tardos"); "reference" draws r rows from the population.
 
@@ -71,7 +71,7 @@ def tracing_score(kind: str, biases: np.ndarray, *, reference_rows: int | None,
         return tardos_score(biases)
     if reference_rows is None:
         raise InvalidParameterError("The 'reference' score needs reference_rows (r ≥ 1 rows of the population).")
-    r = check_int(reference_rows, "reference_rows", "tracing_score")
+    r = check_int(reference_rows, "reference_rows", "_tracing_score")
     return reference_score(sample_rows(biases, r, rng))
 
 
@@ -167,7 +167,7 @@ def audit_tracing(
     population_rng, game_rng, estimator_rng = seed_streams(seed)
     start = time.perf_counter()
     p = column_biases(d, kind=biases, rng=population_rng)
-    chosen = tracing_score(score, p, reference_rows=reference_rows, rng=population_rng)
+    chosen = _tracing_score(score, p, reference_rows=reference_rows, rng=population_rng)
     if one_run:
         m = distinct if canaries is None else check_int(canaries, "canaries", owner, low=2)
         obs = tracing_game(target, p, rows=distinct, score=chosen, slots=m, rng=game_rng)

@@ -56,7 +56,7 @@ MIN_TRIALS = 10
 INTERVALS = ("two-rates", "ratio")
 
 
-def check_interval(interval: Any, delta: float) -> str:
+def _check_interval(interval: Any, delta: float) -> str:
     """Return `interval` if it is one of INTERVALS and fits `delta`; else raise one sentence."""
     if interval not in INTERVALS:
         raise InvalidParameterError(
@@ -249,7 +249,7 @@ def audit_mechanism(
     seed = check_int(seed, "seed", "audit_mechanism", low=0)
     confidence = check_probability_open(confidence, "confidence", "audit_mechanism")
     delta = mechanism.claim.delta if delta is None else check_delta(delta, "audit_mechanism")
-    interval = check_interval(interval, delta)
+    interval = _check_interval(interval, delta)
     backend = Backend(workers=workers, scheduler=scheduler)
     beta = 1.0 - confidence
     start, streams = time.perf_counter(), global_streams()

@@ -36,7 +36,7 @@ QS_QUICK = (0.1, 0.25, 0.5, 1.0)
 PAIR = (np.array([0]), np.array([1]))
 
 
-def subsampled_rr(*, epsilon: float, q: float) -> Mechanism:
+def _subsampled_rr(*, epsilon: float, q: float) -> Mechanism:
     """Return ε-randomized response of "the target record was Poisson-sampled" (d = [1] present, [0] absent).
 
     The record is included with probability q; the inner mechanism is ε-DP
@@ -74,7 +74,7 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     rows = []
     for q in qs:
-        mech = subsampled_rr(epsilon=EPSILON, q=q)
+        mech = _subsampled_rr(epsilon=EPSILON, q=q)
         result = audit_mechanism(mech, trials=trials, seed=seed)
         rows.append({
             "q": q,

@@ -39,7 +39,7 @@ NS_QUICK = (500, 2000)
 N_THRESHOLDS = 30
 
 
-def report_probabilities(value: int, epsilon0: float) -> np.ndarray:
+def _report_probabilities(value: int, epsilon0: float) -> np.ndarray:
     """Return the distribution of one 3-ary RR report of `value`."""
     p = keep_probability(epsilon0, K)
     probs = np.full(K, (1.0 - p) / (K - 1))
@@ -49,7 +49,7 @@ def report_probabilities(value: int, epsilon0: float) -> np.ndarray:
 
 def shuffled_rr(*, epsilon0: float, num_users: int) -> Mechanism:
     """Return the shuffled histogram of n 3-ary RR reports; worst-case-style pair: target 0 or 1 among clones of 1."""
-    table = np.stack([report_probabilities(v, epsilon0) for v in range(K)])
+    table = np.stack([_report_probabilities(v, epsilon0) for v in range(K)])
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         values, counts = np.unique(np.asarray(data, dtype=int), return_counts=True)
@@ -73,7 +73,7 @@ def shuffled_rr(*, epsilon0: float, num_users: int) -> Mechanism:
     )
 
 
-def pair_distributions(epsilon0: float, n: int) -> tuple[np.ndarray, np.ndarray, int]:
+def _pair_distributions(epsilon0: float, n: int) -> tuple[np.ndarray, np.ndarray, int]:
     """Return (P0, P1, width): the histogram distributions of the pair on a grid of (c0, c2), c1 = n − c0 − c2.
 
     The others' reports are Multinomial(n − 1; q, p, q); the target adds one
@@ -81,7 +81,7 @@ def pair_distributions(epsilon0: float, n: int) -> tuple[np.ndarray, np.ndarray,
     `width`, more than 12 standard deviations above their mean (mass
     outside below 1e-30).
     """
-    others = report_probabilities(1, epsilon0)
+    others = _report_probabilities(1, epsilon0)
     q = others[0]
     width = int(min(n, math.ceil(n * q + 12 * math.sqrt(n * q) + 12)))
     c0, c2 = np.meshgrid(np.arange(width + 1), np.arange(width + 1), indexing="ij")
@@ -95,12 +95,12 @@ def pair_distributions(epsilon0: float, n: int) -> tuple[np.ndarray, np.ndarray,
         return np.where(ok, value, -np.inf)
 
     shifted = np.stack([log_others(c0 - 1, c2), log_others(c0, c2), log_others(c0, c2 - 1)])
-    log_p0 = logsumexp(shifted + np.log(report_probabilities(0, epsilon0))[:, None, None], axis=0)
-    log_p1 = logsumexp(shifted + np.log(report_probabilities(1, epsilon0))[:, None, None], axis=0)
+    log_p0 = logsumexp(shifted + np.log(_report_probabilities(0, epsilon0))[:, None, None], axis=0)
+    log_p1 = logsumexp(shifted + np.log(_report_probabilities(1, epsilon0))[:, None, None], axis=0)
     return np.exp(log_p0), np.exp(log_p1), width
 
 
-def exact_pair_epsilon(p0: np.ndarray, p1: np.ndarray, delta: float) -> float:
+def _exact_pair_epsilon(p0: np.ndarray, p1: np.ndarray, delta: float) -> float:
     """Return the smallest ε with max(Σ(P0 − e^ε P1)₊, Σ(P1 − e^ε P0)₊) ≤ δ: the pair's exact ε(δ)."""
 
     def hockey(eps: float) -> float:
@@ -117,7 +117,7 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
     rows = []
     for n in ns:
         mech = shuffled_rr(epsilon0=EPSILON0, num_users=n)
-        p0, p1, width = pair_distributions(EPSILON0, n)
+        p0, p1, width = _pair_distributions(EPSILON0, n)
         with np.errstate(divide="ignore", invalid="ignore"):
             log_ratio = np.log(p1) - np.log(p0)
         finite = log_ratio[np.isfinite(log_ratio) & (p0 + p1 > 1e-12)]
@@ -133,7 +133,7 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
         rows.append({
             "num_users": n,
             "fmt": shuffled_epsilon(epsilon0=EPSILON0, num_users=n, delta=DELTA),
-            "exact_pair": exact_pair_epsilon(p0, p1, DELTA),
+            "exact_pair": _exact_pair_epsilon(p0, p1, DELTA),
             "certified_oracle": oracle,
             "certified": result.lower_bound.epsilon,
             "audit": result.to_dict(),

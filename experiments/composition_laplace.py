@@ -40,7 +40,7 @@ PAIR = (np.array([0]), np.array([1]))
 N_THRESHOLDS = 40
 
 
-def kfold_laplace(*, epsilon0: float, k: int) -> Mechanism:
+def _kfold_laplace(*, epsilon0: float, k: int) -> Mechanism:
     """Return k independent Laplace(1/ε0) releases of a record in {0, 1}: k-fold ε0-DP (add/remove).
 
     The noise is on a 2^−20 grid (`grid_laplace`), so no floating-point leak adds to the privacy loss.
@@ -62,16 +62,16 @@ def kfold_laplace(*, epsilon0: float, k: int) -> Mechanism:
     )
 
 
-def clipped_sum(outputs: np.ndarray) -> np.ndarray:
+def _clipped_sum(outputs: np.ndarray) -> np.ndarray:
     """Return Σ clip(x_i, 0, 1): the privacy loss up to an affine map, so its thresholds are optimal tests."""
     return np.clip(outputs, 0.0, 1.0).sum(axis=1)
 
 
 def oracle_certified(mech: Mechanism, k: int, trials: int, rng: np.random.Generator) -> dict[str, float]:
-    """Return the certified ε (95%) at δ = 0 and δ = DELTA over fixed thresholds of `clipped_sum`."""
+    """Return the certified ε (95%) at δ = 0 and δ = DELTA over fixed thresholds of `_clipped_sum`."""
     out0, out1 = mech.sample(PAIR[0], trials, rng), mech.sample(PAIR[1], trials, rng)
     cuts = np.linspace(0.0, k, N_THRESHOLDS + 1)[1:]
-    boxes = threshold_boxes(clipped_sum(out0), clipped_sum(out1), cuts, beta=0.05)
+    boxes = threshold_boxes(_clipped_sum(out0), _clipped_sum(out1), cuts, beta=0.05)
     return {"delta0": certified_epsilon(boxes, 0.0), "delta": certified_epsilon(boxes, DELTA)}
 
 
@@ -82,7 +82,7 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     rows = []
     for k in ks:
-        mech = kfold_laplace(epsilon0=EPSILON0, k=k)
+        mech = _kfold_laplace(epsilon0=EPSILON0, k=k)
         pure = audit_mechanism(mech, trials=trials, seed=seed, delta=0.0)
         approx = audit_mechanism(mech, trials=trials, seed=seed, delta=DELTA)
         pld = upper_bound(mech.event, delta=DELTA, relation="add-remove")

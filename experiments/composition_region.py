@@ -44,7 +44,7 @@ PAIR = (np.array([0]), np.array([1]))
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd")
 
 
-def rr_with_atom(*, epsilon: float, delta: float, k: int) -> Mechanism:
+def _rr_with_atom(*, epsilon: float, delta: float, k: int) -> Mechanism:
     """Return k-fold binary randomized response with a δ atom on one bit: KOV's worst (ε, δ) mechanism.
 
     Each of the k reports reveals the bit (as 2 + bit) with probability δ,
@@ -71,7 +71,7 @@ def rr_with_atom(*, epsilon: float, delta: float, k: int) -> Mechanism:
     )
 
 
-def kfold_geometric(*, epsilon: float, k: int) -> Mechanism:
+def _kfold_geometric(*, epsilon: float, k: int) -> Mechanism:
     """Return k independent geometric-noise releases of one bit (sensitivity 1): k-fold ε-DP.
 
     Its privacy loss is ±ε per release, as for randomized response, so it
@@ -93,13 +93,13 @@ def kfold_geometric(*, epsilon: float, k: int) -> Mechanism:
     )
 
 
-def rr_score(outputs: np.ndarray) -> np.ndarray:
+def _rr_score(outputs: np.ndarray) -> np.ndarray:
     """Return the likelihood-ratio order of k-fold RR outputs: ones counted, ±REVEAL for a revealed bit."""
     plain = np.count_nonzero(outputs == 1, axis=1)
     return plain + REVEAL * np.any(outputs == 3, axis=1) - REVEAL * np.any(outputs == 2, axis=1)
 
 
-def geometric_score(outputs: np.ndarray) -> np.ndarray:
+def _geometric_score(outputs: np.ndarray) -> np.ndarray:
     """Return the likelihood-ratio order of k-fold geometric outputs: how many are ≥ 1."""
     return np.count_nonzero(outputs >= 1, axis=1).astype(float)
 
@@ -110,14 +110,14 @@ def thresholds(k: int, delta: float) -> list[float]:
     return [-REVEAL / 2, *inner, REVEAL / 2] if delta > 0 else inner
 
 
-def empirical_boxes(mech: Mechanism, score: Callable[[np.ndarray], np.ndarray], cuts: list[float], n: int,
+def _empirical_boxes(mech: Mechanism, score: Callable[[np.ndarray], np.ndarray], cuts: list[float], n: int,
                     rng: np.random.Generator) -> list[RateBox]:
     """Return the rate boxes of the threshold tests on `n` fresh outputs per dataset."""
     out0, out1 = mech.sample(PAIR[0], n, rng), mech.sample(PAIR[1], n, rng)
     return threshold_boxes(score(out0), score(out1), cuts, beta=BETA)
 
 
-def figure3_curves(deltas: np.ndarray) -> dict[str, list[float]]:
+def _figure3_curves(deltas: np.ndarray) -> dict[str, list[float]]:
     """Return ε at each total δ for 30-fold (0.1, 0.001)-DP: basic, advanced, KOV closed form, optimal."""
     eps, dlt, k = FIG3["epsilon"], FIG3["delta"], FIG3["k"]
     base_eps, base_delta = basic_composition(epsilon=eps, delta=dlt, k=k)
@@ -183,15 +183,15 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
         rows = []
         for k in KS:
             total = 1.0 - (1.0 - delta) ** k  # the least δ with finite ε; there ε = kε (KOV Thm 3.3, i = 0)
-            rr = rr_with_atom(epsilon=EPSILON, delta=delta, k=k)
-            boxes = empirical_boxes(rr, rr_score, thresholds(k, delta), n, rng)
+            rr = _rr_with_atom(epsilon=EPSILON, delta=delta, k=k)
+            boxes = _empirical_boxes(rr, _rr_score, thresholds(k, delta), n, rng)
             row: dict[str, Any] = {
                 "k": k, "delta_total": total, "optimal_epsilon": k * EPSILON,
                 "rr_boxes": [b.to_dict() for b in boxes], "rr_certified": certified_epsilon(boxes, total),
             }
             if delta == 0.0:
-                geo = kfold_geometric(epsilon=EPSILON, k=k)
-                geo_boxes = empirical_boxes(geo, geometric_score, thresholds(k, 0.0), n, rng)
+                geo = _kfold_geometric(epsilon=EPSILON, k=k)
+                geo_boxes = _empirical_boxes(geo, _geometric_score, thresholds(k, 0.0), n, rng)
                 row["geometric_boxes"] = [b.to_dict() for b in geo_boxes]
                 row["geometric_certified"] = certified_epsilon(geo_boxes, 0.0)
                 row["rr_audit"] = audit_mechanism(rr, trials=audit_trials, seed=seed).to_dict()
@@ -200,10 +200,10 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
         regions[f"{delta:g}"] = rows
 
     deltas = np.geomspace(0.0297, 0.5, 200)
-    curves = figure3_curves(deltas)
+    curves = _figure3_curves(deltas)
     k3 = FIG3["k"]
-    big = rr_with_atom(epsilon=FIG3["epsilon"], delta=FIG3["delta"], k=k3)
-    boxes30 = empirical_boxes(big, rr_score, thresholds(k3, FIG3["delta"]), n, rng)
+    big = _rr_with_atom(epsilon=FIG3["epsilon"], delta=FIG3["delta"], k=k3)
+    boxes30 = _empirical_boxes(big, _rr_score, thresholds(k3, FIG3["delta"]), n, rng)
     grid = np.geomspace(0.031, 0.4, 9)
     certified = [certified_epsilon(boxes30, float(d)) for d in grid]
     optimal_at_grid = [kov_epsilon(epsilon=FIG3["epsilon"], delta=FIG3["delta"], k=k3, target_delta=float(d)) for d in grid]

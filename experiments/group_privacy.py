@@ -36,7 +36,7 @@ KS_FULL = (1, 2, 4, 6, 8, 10, 12)
 KS_QUICK = (1, 2, 4)
 
 
-def grid_laplace_sum(*, epsilon: float) -> Mechanism:
+def _grid_laplace_sum(*, epsilon: float) -> Mechanism:
     """Return sum(data) + Laplace(1/ε) noise on a 2^−20 grid: ε-DP for records in {0, 1} (add/remove)."""
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -70,7 +70,7 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
     rows = []
     for k in ks:
         row: dict[str, Any] = {"k": k, "group_bound": k * EPSILON}
-        for key, base in (("laplace", grid_laplace_sum(epsilon=EPSILON)), ("randomized_response", randomized_response(epsilon=EPSILON))):
+        for key, base in (("laplace", _grid_laplace_sum(epsilon=EPSILON)), ("randomized_response", randomized_response(epsilon=EPSILON))):
             mech, d0, d1 = group_pair(base, k)
             result = audit_mechanism(mech, d0, d1, trials=trials, seed=seed)
             row[key] = {"certified": result.lower_bound.epsilon, "upper_bound": result.upper_bound.to_dict(),

@@ -124,20 +124,20 @@ def idealized_epsilon(kind: str, epsilon: float, m: int) -> float:
     return best
 
 
-def best_of_k_counts(m: int) -> list[int]:
+def _best_of_k_counts(m: int) -> list[int]:
     """Return the k of `BEST_OF_K` with k ≤ m/2 (k+ = k− = k guesses each way)."""
     return [k for k in BEST_OF_K if k <= m // 2]
 
 
-def simulated_correct(kind: str, epsilon: float, m: int, *, runs: int,
+def _simulated_correct(kind: str, epsilon: float, m: int, *, runs: int,
                       rng: np.random.Generator) -> np.ndarray:
-    """Return the correct guesses of `runs` simulated single runs, shape (runs, len(best_of_k_counts(m))).
+    """Return the correct guesses of `runs` simulated single runs, shape (runs, len(_best_of_k_counts(m))).
 
     Each canary is IN with probability 1/2. Gaussian: score N(1/σ, 1) if IN,
     N(0, 1) if OUT (σ analytic for (ε, `DELTA`)); randomized response: the
     IN/OUT bit flipped with probability 1/(1+e^ε), ties broken by a uniform
     key below the bit. Column j counts IN among the k highest plus OUT among
-    the k lowest, k = best_of_k_counts(m)[j].
+    the k lowest, k = _best_of_k_counts(m)[j].
     """
     truth = rng.random((runs, m)) < 0.5
     if kind == "gaussian":
@@ -147,11 +147,11 @@ def simulated_correct(kind: str, epsilon: float, m: int, *, runs: int,
         scores = bits + 0.5 * rng.random((runs, m))
     ranked = np.take_along_axis(truth, np.argsort(-scores, axis=1), axis=1)
     in_among_top = np.concatenate([np.zeros((runs, 1), dtype=int), np.cumsum(ranked, axis=1)], axis=1)
-    ks = np.array(best_of_k_counts(m))
+    ks = np.array(_best_of_k_counts(m))
     return in_among_top[:, ks] + ks - (in_among_top[:, -1:] - in_among_top[:, m - ks])
 
 
-def epsilons_of_counts(kind: str, m: int, correct: np.ndarray, *, beta: float) -> np.ndarray:
+def _epsilons_of_counts(kind: str, m: int, correct: np.ndarray, *, beta: float) -> np.ndarray:
     """Return `one_run_epsilon` at level `beta` for each entry of `correct` (shape (runs, len(ks))).
 
     Computed once per distinct count of each column (few: the counts
@@ -159,7 +159,7 @@ def epsilons_of_counts(kind: str, m: int, correct: np.ndarray, *, beta: float) -
     """
     delta = DELTA if kind == "gaussian" else 0.0
     out = np.empty(correct.shape)
-    for j, k in enumerate(best_of_k_counts(m)):
+    for j, k in enumerate(_best_of_k_counts(m)):
         values, index = np.unique(correct[:, j], return_inverse=True)
         bounds = [one_run_epsilon(canaries=m, guesses=2 * k, correct=int(v), delta=delta, beta=beta)
                   for v in values]
@@ -176,14 +176,14 @@ def best_of_k_runs(kind: str, epsilon: float, m: int, *, runs: int,
     bound). paid: max over k at β / len(ks), sound for each run since the k
     list is fixed in advance (Bonferroni). unpaid ≥ paid run by run.
     """
-    correct = simulated_correct(kind, epsilon, m, runs=runs, rng=rng)
+    correct = _simulated_correct(kind, epsilon, m, runs=runs, rng=rng)
     beta = 1.0 - CONFIDENCE
-    unpaid = epsilons_of_counts(kind, m, correct, beta=beta).max(axis=1)
-    paid = epsilons_of_counts(kind, m, correct, beta=beta / correct.shape[1]).max(axis=1)
+    unpaid = _epsilons_of_counts(kind, m, correct, beta=beta).max(axis=1)
+    paid = _epsilons_of_counts(kind, m, correct, beta=beta / correct.shape[1]).max(axis=1)
     return unpaid, paid
 
 
-def best_of_k_series(*, runs: int, seed: int) -> dict[str, Any]:
+def _best_of_k_series(*, runs: int, seed: int) -> dict[str, Any]:
     """Return the JSON of the best-of-k simulation: mean and std over runs, unpaid and paid, per kind and m."""
     streams = iter(np.random.SeedSequence([seed, 1]).spawn(len(KINDS) * len(CANARIES) * len(EPSILONS)))
     stats: dict[str, dict[str, dict[str, list[float]]]] = {
@@ -196,19 +196,19 @@ def best_of_k_series(*, runs: int, seed: int) -> dict[str, Any]:
             for i, series in enumerate(("unpaid", "paid")):
                 stats[series]["mean"][kind][str(m)] = [float(np.mean(r[i])) for r in per_eps]
                 stats[series]["std"][kind][str(m)] = [float(np.std(r[i], ddof=1)) for r in per_eps]
-    common = {"runs": runs, "k_plus_equals_k_minus": {str(m): best_of_k_counts(m) for m in CANARIES}}
+    common = {"runs": runs, "k_plus_equals_k_minus": {str(m): _best_of_k_counts(m) for m in CANARIES}}
     return {"best_of_k_unpaid": {"label": UNPAID_LABEL, **common, **stats["unpaid"]},
             "best_of_k_paid": {"label": PAID_LABEL, **common, **stats["paid"]}}
 
 
-def simulated_epsilon(epsilon: float, m: int, seed: int) -> float:
+def _simulated_epsilon(epsilon: float, m: int, seed: int) -> float:
     """Return the one-run bound of one real run of `canary_gaussian_sum` at (ε, 1e-5) with m canaries."""
     result = audit_one_run(canary_gaussian_sum(epsilon=epsilon, delta=DELTA), canaries=m,
                            dim=10 * m, confidence=CONFIDENCE, seed=seed)
     return result.lower_bound.epsilon
 
 
-def figure_of(data: dict[str, Any]) -> Figure:
+def _figure_of(data: dict[str, Any]) -> Figure:
     """Return the figure: one panel per mechanism, certified ε against true ε for each m.
 
     Solid lines with circles are sound (expected counts, paid); dashed lines
@@ -246,10 +246,10 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
         "idealized": {kind: {str(m): [idealized_epsilon(kind, e, m) for e in EPSILONS] for m in CANARIES}
                       for kind in KINDS},
         "quick": quick,
-        **best_of_k_series(runs=QUICK_SIMULATION_RUNS if quick else SIMULATION_RUNS, seed=seed),
+        **_best_of_k_series(runs=QUICK_SIMULATION_RUNS if quick else SIMULATION_RUNS, seed=seed),
     }
     if not quick:
         data["simulated"] = {"gaussian": {
-            str(m): [simulated_epsilon(e, m, seed=seed + i) for i, e in enumerate(EPSILONS)]
+            str(m): [_simulated_epsilon(e, m, seed=seed + i) for i, e in enumerate(EPSILONS)]
             for m in SIMULATED_CANARIES}}
-    return save(Path(out_dir), NAME, figure_of(data), data)
+    return save(Path(out_dir), NAME, _figure_of(data), data)

@@ -141,7 +141,7 @@ def fresh_copy(data: Any) -> Any:
     return copy.deepcopy(data)
 
 
-def as_dataset(data: Any, name: str) -> Any:
+def _as_dataset(data: Any, name: str) -> Any:
     """Return `data` as the mechanism will see it: a data frame or a dict of columns as given, else a numpy array.
 
     Raises `InvalidParameterError` naming it when it cannot be an array.
@@ -158,14 +158,14 @@ def as_dataset(data: Any, name: str) -> Any:
 
 
 def check_pair(mech: Mechanism, d0: Any, d1: Any) -> tuple[Any, Any]:
-    """Return (d0, d1) as the mechanism will see them (`as_dataset`) after checking that they are neighbours for `mech`.
+    """Return (d0, d1) as the mechanism will see them (`_as_dataset`) after checking that they are neighbours for `mech`.
 
     The mechanism's own check, if it has one, sees equal-length arrays of
     records; without one the pair is checked under its claim's relation
     (`dpaudit.mechanisms.neighbours.by_relation`); `neighbours.unchecked`
     skips every check.
     """
-    a, b = as_dataset(d0, "d0"), as_dataset(d1, "d1")
+    a, b = _as_dataset(d0, "d0"), _as_dataset(d1, "d1")
     if mech.neighbours is unchecked:
         return a, b
     ra, rb = _records(a, "d0"), _records(b, "d1")

@@ -43,7 +43,7 @@ def clip_rows(records: np.ndarray, bound: float, order: float) -> np.ndarray:
     return x * np.minimum(1.0, bound / np.maximum(norms, 1e-300))
 
 
-def vector_records(relation: Relation) -> NeighbourCheck:
+def _vector_records(relation: Relation) -> NeighbourCheck:
     """Return a check: 2-D numeric datasets differing in at most one row (add/remove: that row is zero in one)."""
 
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
@@ -61,7 +61,7 @@ def vector_records(relation: Relation) -> NeighbourCheck:
     return check
 
 
-def category_records(bins: int) -> NeighbourCheck:
+def _category_records(bins: int) -> NeighbourCheck:
     """Return a check: integer categories in [0, bins) or −1 (null), one record added or removed."""
 
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
@@ -78,7 +78,7 @@ def category_records(bins: int) -> NeighbourCheck:
     return check
 
 
-def vector_pair(norm: float) -> tuple[np.ndarray, np.ndarray]:
+def _vector_pair(norm: float) -> tuple[np.ndarray, np.ndarray]:
     """Return a worst-case pair: 10 null records against one of them replaced by a ±norm/√8 vector."""
     d0 = np.zeros((PAIR_RECORDS, PAIR_DIM))
     d1 = d0.copy()
@@ -119,8 +119,8 @@ def canary_gaussian_sum(*, epsilon: float = 1.0, delta: float = 1e-5, clip: floa
         sampler=_noisy_sum(clip, 2, lambda rng, shape: rng.normal(0.0, sigma, shape)),
         claim=Claim(eps, dlt),
         event=dp_event.GaussianDpEvent(noise_multiplier=sigma / clip),
-        default_pair=vector_pair(clip),
-        neighbours=vector_records(Relation.ADD_REMOVE),
+        default_pair=_vector_pair(clip),
+        neighbours=_vector_records(Relation.ADD_REMOVE),
         params={"epsilon": eps, "delta": dlt, "clip": clip, "sigma": sigma},
         buggy=False,
         description=f"Sum of vectors clipped to ℓ2 norm {clip:g} + N(0, {sigma:.4g}²) per coordinate.",
@@ -140,8 +140,8 @@ def canary_laplace_sum(*, epsilon: float = 1.0, clip: float = 1.0) -> Mechanism:
         sampler=_noisy_sum(clip, 1, lambda rng, shape: rng.laplace(0.0, scale, shape)),
         claim=Claim(eps, 0.0),
         event=dp_event.LaplaceDpEvent(noise_multiplier=scale / clip),
-        default_pair=vector_pair(clip),
-        neighbours=vector_records(Relation.ADD_REMOVE),
+        default_pair=_vector_pair(clip),
+        neighbours=_vector_records(Relation.ADD_REMOVE),
         params={"epsilon": eps, "clip": clip, "clip_norm": "l1"},
         buggy=False,
         description=f"Sum of vectors clipped to ℓ1 norm {clip:g} + Laplace({scale:.4g}) per coordinate.",
@@ -161,8 +161,8 @@ def canary_laplace_sum_l2_clip(*, epsilon: float = 1.0, clip: float = 1.0) -> Me
         name="canary_laplace_sum_l2_clip",
         sampler=_noisy_sum(clip, 2, lambda rng, shape: rng.laplace(0.0, scale, shape)),
         claim=Claim(eps, 0.0),
-        default_pair=vector_pair(clip),
-        neighbours=vector_records(Relation.ADD_REMOVE),
+        default_pair=_vector_pair(clip),
+        neighbours=_vector_records(Relation.ADD_REMOVE),
         params={"epsilon": eps, "clip": clip},
         buggy=True,
         description="ℓ2 clipping with Laplace noise calibrated to ℓ1 sensitivity (true ε grows as √d).",
@@ -194,7 +194,7 @@ def canary_histogram(*, epsilon: float = 1.0, bins: int = 16) -> Mechanism:
         claim=Claim(eps, 0.0),
         event=dp_event.LaplaceDpEvent(noise_multiplier=1.0 / eps),
         default_pair=(d0, d1),
-        neighbours=category_records(bins),
+        neighbours=_category_records(bins),
         params={"epsilon": eps, "bins": bins},
         buggy=False,
         description=f"Histogram of {bins} categories + Laplace({1 / eps:.4g}) per count.",
@@ -216,8 +216,8 @@ def _mean_mechanism(name: str, eps: float, dlt: float, clip: float, divide_twice
         sampler=sample,
         claim=Claim(eps, dlt, Relation.REPLACE_ONE),
         event=dp_event.UnsupportedDpEvent() if divide_twice else dp_event.GaussianDpEvent(unit_sigma),
-        default_pair=vector_pair(clip),
-        neighbours=vector_records(Relation.REPLACE_ONE),
+        default_pair=_vector_pair(clip),
+        neighbours=_vector_records(Relation.REPLACE_ONE),
         params={"epsilon": eps, "delta": dlt, "clip": clip},
         buggy=divide_twice,
         description=f"Mean of n vectors clipped to ℓ2 norm {clip:g} + Gaussian noise for Δ₂ = 2·{clip:g}/n"

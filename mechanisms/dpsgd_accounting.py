@@ -26,7 +26,7 @@ def batch_size(config: DPSGDConfig, rows: int) -> int:
     return max(1, round(config.sample_rate * rows))
 
 
-def epochs_used(config: DPSGDConfig, rows: int) -> int:
+def _epochs_used(config: DPSGDConfig, rows: int) -> int:
     """Return how many epochs T shuffled steps touch, i.e. how often one example can be used."""
     return math.ceil(config.steps * batch_size(config, rows) / rows)
 
@@ -39,15 +39,15 @@ def poisson_event(noise_multiplier: float, sample_rate: float, steps: int) -> dp
     return dp_event.SelfComposedDpEvent(step, steps)
 
 
-def shuffled_event(config: DPSGDConfig, rows: int) -> dp_event.DpEvent:
+def _shuffled_event(config: DPSGDConfig, rows: int) -> dp_event.DpEvent:
     """Return the honest event of shuffled batches: Gaussian(σ) once per epoch an example is used in."""
-    return dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(config.noise_multiplier), epochs_used(config, rows))
+    return dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(config.noise_multiplier), _epochs_used(config, rows))
 
 
 def claimed_event(config: DPSGDConfig, rows: int) -> dp_event.DpEvent:
     """Return the event the run's privacy proof accounts (for a buggy run, the wrong one its code assumes)."""
     if config.shuffled and config.bug != "shuffle-as-poisson":
-        return shuffled_event(config, rows)
+        return _shuffled_event(config, rows)
     rate = config.sample_rate / ACCOUNTANT_RATE_FACTOR if config.bug == "accountant-rate" else config.sample_rate
     return poisson_event(config.noise_multiplier, rate, config.steps)
 
@@ -64,7 +64,7 @@ def actual_event(config: DPSGDConfig, rows: int) -> dp_event.DpEvent:
     if config.bug in ("no-clipping", "bias-unclipped"):
         return dp_event.NonPrivateDpEvent()
     if config.shuffled:
-        return shuffled_event(config, rows)
+        return _shuffled_event(config, rows)
     sigma = config.noise_multiplier
     if config.bug == "noise-unscaled":
         sigma = sigma / config.clip_norm

@@ -42,13 +42,13 @@ def full_precision_uniform(size: int, rng: np.random.Generator) -> np.ndarray:
     return np.ldexp(1.0 + mantissa / MANTISSA, -exponent)
 
 
-def snap(values: np.ndarray, lam: float, bound: float) -> np.ndarray:
+def _snap(values: np.ndarray, lam: float, bound: float) -> np.ndarray:
     """Return values rounded to the nearest multiple of Λ = 2^⌈log2 λ⌉, then clamped to [−B, B]."""
     big_lambda = 2.0 ** math.ceil(math.log2(lam))
     return np.clip(np.round(values / big_lambda) * big_lambda, -bound, bound)
 
 
-def snapping_epsilon(lam: float, bound: float) -> float:
+def _snapping_epsilon(lam: float, bound: float) -> float:
     """Return the ε of the snapping mechanism for a sensitivity-1 query: 1/λ + 2^−49 B/λ (Mironov Thm 1)."""
     return (1.0 + 2.0**-49 * bound) / lam
 
@@ -92,12 +92,12 @@ def snapping(*, epsilon: float = 1.0, bound: float = 100.0) -> Mechanism:
     eps = check_real(epsilon, "epsilon", "snapping", low=0.0, low_open=True)
     lam = 1.0 / eps
     b = check_real(bound, "bound", "snapping", low=lam, low_open=True, high=2.0**46 * lam, high_open=True)
-    claimed = snapping_epsilon(lam, b)
+    claimed = _snapping_epsilon(lam, b)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         sign = rng.choice(np.array([-1.0, 1.0]), size)
         noisy = np.clip(np.sum(data), -b, b) + sign * lam * np.log(full_precision_uniform(size, rng))
-        return as_bits(snap(noisy, lam, b))
+        return as_bits(_snap(noisy, lam, b))
 
     return Mechanism(
         name="snapping",

@@ -22,7 +22,7 @@ from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
 
 
-def sign_rows(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
+def _sign_rows(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
     """Return None when d0, d1 are n×d matrices of ±1 differing in at most one row, else why not."""
     for name, d in (("d0", d0), ("d1", d1)):
         if d.ndim != 2 or not np.all(np.abs(d) == 1):
@@ -40,7 +40,7 @@ def linf_ball_noise(scale: float, d: int, size: int, rng: np.random.Generator) -
     return radius * rng.uniform(-1.0, 1.0, (size, d))
 
 
-def marginal_pair(n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
+def _marginal_pair(n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
     """Return n rows of +1 and the same with the first row all −1 (int8: one byte per entry)."""
     d0 = np.ones((n, d), dtype=np.int8)
     d1 = d0.copy()
@@ -85,8 +85,8 @@ def marginal_release(name: str, eps: float, dlt: float, n: int, d: int,
         sampler=sample,
         claim=Claim(eps, dlt, Relation.REPLACE_ONE),
         event=event,
-        default_pair=marginal_pair(n, d),
-        neighbours=of_length(n, sign_rows),
+        default_pair=_marginal_pair(n, d),
+        neighbours=of_length(n, _sign_rows),
         params={"epsilon": eps, "num_rows": n, "dim": d, **params},
         buggy=buggy,
         description=text,

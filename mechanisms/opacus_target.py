@@ -29,7 +29,7 @@ from dpaudit.mechanisms.torch_support import import_optional
 OPACUS_HINT = "pip install torch==2.13.0 && pip install 'dpaudit[opacus]'"
 
 
-def import_opacus() -> Any:
+def _import_opacus() -> Any:
     """Return the opacus module, or raise a one-sentence error saying how to install it."""
     return import_optional("opacus", needed_by="Audits of Opacus", hint=OPACUS_HINT)
 
@@ -41,7 +41,7 @@ def opacus_rate(config: DPSGDConfig, rows: int) -> float:
 
 def opacus_epsilon(config: DPSGDConfig, rows: int, *, accountant: str = "prv") -> float:
     """Return Opacus' own ε at the config's δ for T steps at its sampling rate ("prv" or "rdp" accountant)."""
-    accountants = import_opacus().accountants
+    accountants = _import_opacus().accountants
     kind = {"prv": accountants.PRVAccountant, "rdp": accountants.RDPAccountant}[accountant]()
     kind.history = [(config.noise_multiplier, opacus_rate(config, rows), config.steps)]
     with np.errstate(divide="ignore"):  # the PRV accountant takes log 0 at q = 1 and handles it
@@ -54,7 +54,7 @@ class OpacusTrainer:
     def __init__(self, config: DPSGDConfig, data: TrainingData, *, device: Any = None) -> None:
         if config.bug is not None or config.shuffled:
             raise InvalidParameterError("The Opacus target trains as Opacus does: Poisson sampling and no bug options.")
-        import_opacus()
+        _import_opacus()
         self.config = config
         self.data = data
         self.model = FlatModel(config.model, features=data.features, classes=data.classes, device=device)
@@ -78,7 +78,7 @@ class OpacusTrainer:
         return self.model.loss_values(theta, x, y)
 
     def _train(self, theta0: np.ndarray, insert: Insertions, rng: np.random.Generator, keep_iterates: bool) -> Trajectory:
-        torch, opacus = self.torch, import_opacus()
+        torch, opacus = self.torch, _import_opacus()
         module = self._module(theta0)
         optimizer = torch.optim.SGD(module.parameters(), lr=self.config.learning_rate)
         seeds = rng.integers(0, 2**63 - 1, size=2)

@@ -26,12 +26,12 @@ def _check(owner: str, epsilon: float, num_queries: int) -> tuple[float, int]:
     return eps, check_int(num_queries, "num_queries", owner, low=2)
 
 
-def index_pair(m: int) -> tuple[np.ndarray, np.ndarray]:
+def _index_pair(m: int) -> tuple[np.ndarray, np.ndarray]:
     """Return (1, …, 1) and (0, 2, …, 2): one answer down, the rest up (StatDP's "one below rest above")."""
     return np.ones(m), np.concatenate([[0.0], np.full(m - 1, 2.0)])
 
 
-def value_pair(m: int) -> tuple[np.ndarray, np.ndarray]:
+def _value_pair(m: int) -> tuple[np.ndarray, np.ndarray]:
     """Return (0, …, 0) and (1, …, 1): every answer moves up together ("all above")."""
     return np.zeros(m), np.ones(m)
 
@@ -70,7 +70,7 @@ def exponential_mechanism(*, epsilon: float = 1.0, num_queries: int = 5) -> Mech
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return exponential_choice(data, eps, size, rng)
 
-    return _selection("exponential_mechanism", eps, m, sample, buggy=False, pair=index_pair,
+    return _selection("exponential_mechanism", eps, m, sample, buggy=False, pair=_index_pair,
                       text="Exponential mechanism, weights exp(ε u / 2).")
 
 
@@ -86,7 +86,7 @@ def report_noisy_max_exponential(*, epsilon: float = 1.0, num_queries: int = 5) 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return np.argmax(np.asarray(data, dtype=float) + rng.exponential(2.0 / eps, (size, m)), axis=1)
 
-    return _selection("report_noisy_max_exponential", eps, m, sample, buggy=False, pair=index_pair,
+    return _selection("report_noisy_max_exponential", eps, m, sample, buggy=False, pair=_index_pair,
                       text="Index of the noisy maximum, Exp(2/ε) noise.")
 
 
@@ -102,7 +102,7 @@ def report_noisy_max_gumbel(*, epsilon: float = 1.0, num_queries: int = 5) -> Me
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return np.argmax(np.asarray(data, dtype=float) + rng.gumbel(0.0, 2.0 / eps, (size, m)), axis=1)
 
-    return _selection("report_noisy_max_gumbel", eps, m, sample, buggy=False, pair=index_pair,
+    return _selection("report_noisy_max_gumbel", eps, m, sample, buggy=False, pair=_index_pair,
                       text="Index of the noisy maximum, Gumbel(2/ε) noise.")
 
 
@@ -119,7 +119,7 @@ def noisy_max_exponential_with_value(*, epsilon: float = 1.0, num_queries: int =
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return np.max(np.asarray(data, dtype=float) + rng.exponential(2.0 / eps, (size, m)), axis=1)
 
-    return _selection("noisy_max_exponential_with_value", eps, m, sample, buggy=True, pair=value_pair,
+    return _selection("noisy_max_exponential_with_value", eps, m, sample, buggy=True, pair=_value_pair,
                       text="Noisy maximum value with Exp(2/ε) noise (true ε = ∞).")
 
 
@@ -137,5 +137,5 @@ def noisy_max_gumbel_with_value(*, epsilon: float = 1.0, num_queries: int = 5) -
         noisy = np.asarray(data, dtype=float) + rng.gumbel(0.0, 2.0 / eps, (size, m))
         return np.column_stack([np.argmax(noisy, axis=1), noisy.max(axis=1)])
 
-    return _selection("noisy_max_gumbel_with_value", eps, m, sample, buggy=True, pair=value_pair,
+    return _selection("noisy_max_gumbel_with_value", eps, m, sample, buggy=True, pair=_value_pair,
                       text="Noisy maximum index and value with Gumbel(2/ε) noise (true ε = ∞).")

@@ -17,7 +17,7 @@ def keep_probability(epsilon: float, k: int) -> float:
     return 1.0 / (1.0 + (k - 1) * math.exp(-epsilon))
 
 
-def randomize(values: np.ndarray, epsilon: float, k: int, size: int, rng: np.random.Generator) -> np.ndarray:
+def _randomize(values: np.ndarray, epsilon: float, k: int, size: int, rng: np.random.Generator) -> np.ndarray:
     """Return `size` independent k-RR reports of each entry of `values` (shape (size, len(values)))."""
     keep = rng.random((size, len(values))) < keep_probability(epsilon, k)
     other = (values + rng.integers(1, k, (size, len(values)))) % k
@@ -35,7 +35,7 @@ def randomized_response(*, epsilon: float = 1.0, k: int = 2) -> Mechanism:
     k = check_int(k, "k", "randomized_response", low=2)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-        return randomize(np.asarray(data, dtype=int), eps, k, size, rng)
+        return _randomize(np.asarray(data, dtype=int), eps, k, size, rng)
 
     return Mechanism(
         name="randomized_response",

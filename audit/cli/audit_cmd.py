@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
                 interval=args.interval, budget=budget,
             )
     except AuditInterrupted as stop:
-        return stopped_early(stop, limit, mech.name, args.json)
+        return _stopped_early(stop, limit, mech.name, args.json)
     except TimeLimit:
         raise MechanismError(
             f"Mechanism '{mech.name}' did not finish within the --timeout of {limit.seconds:g} seconds, "
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if result.verdict == VIOLATION else 0
 
 
-def stopped_early(stop: AuditInterrupted, limit: Limit, name: str, as_json: bool) -> int:
+def _stopped_early(stop: AuditInterrupted, limit: Limit, name: str, as_json: bool) -> int:
     """Print the bound of the held-out trials that finished before Ctrl-C or the --timeout; return the exit status.
 
     Ctrl-C: 130. Time limit: 1 if those trials certify a violation, else 3 (the mechanism hung).
@@ -73,7 +73,7 @@ def stopped_early(stop: AuditInterrupted, limit: Limit, name: str, as_json: bool
     return 1 if stop.result.verdict == VIOLATION else CRASH
 
 
-def trials_argument(text: str) -> int | str:
+def _trials_argument(text: str) -> int | str:
     """Return `text` as a trial count (integers written as 1000000, 1e6 or 1_000_000), or "auto"."""
     if text.strip().lower() == AUTO:
         return AUTO
@@ -98,10 +98,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `audit` subcommand."""
     parser = subparsers.add_parser("audit", help="audit one mechanism on its worst-case neighbouring pair")
     add_mechanism_arguments(parser)
-    parser.add_argument("--trials", type=trials_argument, default=1_000_000,
+    parser.add_argument("--trials", type=_trials_argument, default=1_000_000,
                         help="outputs drawn per dataset (default 10^6; 1e6 is fine), or 'auto': rounds of growing size"
                              " until a violation is certified or the budget is spent")
-    parser.add_argument("--max-trials", type=trials_argument, default=MAX_TRIALS,
+    parser.add_argument("--max-trials", type=_trials_argument, default=MAX_TRIALS,
                         help="with --trials auto: trials per dataset over all rounds (default 2e7)")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="stop a mechanism that hangs after SECONDS; the trials that finished give the bound")

@@ -43,7 +43,7 @@ def _owner(args: argparse.Namespace) -> str:
     return f"dpaudit bounds {args.bounds_command}"
 
 
-def compose_rows(args: argparse.Namespace) -> list[Row]:
+def _compose_rows(args: argparse.Namespace) -> list[Row]:
     """k-fold composition of an (ε, δ0)-DP mechanism, at total δ."""
     owner = _owner(args)
     eps = check_epsilon(args.epsilon, owner, "--epsilon")
@@ -67,7 +67,7 @@ def compose_rows(args: argparse.Namespace) -> list[Row]:
         rows.append(Row("KOV closed form", None, f"needs --delta > 1 − (1 − δ0)^k = {1 - survive:g}"))
     rows.append(Row("KOV exact", theory.kov_epsilon(epsilon=eps, delta=d0, k=k, target_delta=target),
                     "Kairouz, Oh, Viswanath 2015, Thm 3.3 (optimal)", target))
-    rows.append(numerical_row(
+    rows.append(_numerical_row(
         "PLD", k, lambda: theory.pld_composition_epsilon(epsilon=eps, delta=d0, k=k, target_delta=target),
         "dp_accounting privacy loss distribution (numerical)", target))
     if d0 == 0:
@@ -79,7 +79,7 @@ def compose_rows(args: argparse.Namespace) -> list[Row]:
 PLD_MAX_K = 1000
 
 
-def numerical_row(bound: str, k: int, compute: Callable[[], float], theorem: str, delta: float) -> Row:
+def _numerical_row(bound: str, k: int, compute: Callable[[], float], theorem: str, delta: float) -> Row:
     """Return the row of a numerical accountant, or an empty row saying why it was not computed.
 
     Above PLD_MAX_K compositions the PLD takes minutes; a discretisation the
@@ -93,7 +93,7 @@ def numerical_row(bound: str, k: int, compute: Callable[[], float], theorem: str
         return Row(bound, None, f"not computed: {exc}", delta)
 
 
-def gaussian_rows(args: argparse.Namespace) -> list[Row]:
+def _gaussian_rows(args: argparse.Namespace) -> list[Row]:
     """ε at δ of k compositions of the Gaussian mechanism with noise σ and ℓ2-sensitivity Δ."""
     owner = _owner(args)
     sigma = check_real(args.sigma, "--sigma", owner, low=0.0, low_open=True)
@@ -108,7 +108,7 @@ def gaussian_rows(args: argparse.Namespace) -> list[Row]:
     return [
         Row("exact", theory.gaussian_epsilon(delta=delta, sigma=effective, sensitivity=sens),
             "Balle & Wang 2018, Thm 8 (k-fold = σ/√k)", delta),
-        numerical_row("PLD", k, lambda: PLDAccountant().compose(event, k).get_epsilon(delta),
+        _numerical_row("PLD", k, lambda: PLDAccountant().compose(event, k).get_epsilon(delta),
                       "dp_accounting PLD accountant", delta),
         Row("RDP", rdp.get_epsilon(delta), "dp_accounting RDP accountant", delta),
         Row("zCDP (CKS)", theory.zcdp_to_dp(rho=rho, delta=delta),
@@ -118,7 +118,7 @@ def gaussian_rows(args: argparse.Namespace) -> list[Row]:
     ]
 
 
-def calibrate_gaussian_rows(args: argparse.Namespace) -> list[Row]:
+def _calibrate_gaussian_rows(args: argparse.Namespace) -> list[Row]:
     """σ needed for (ε, δ)-DP: analytic (exact) against the classical formula."""
     owner = _owner(args)
     eps = check_real(args.epsilon, "--epsilon", owner, low=0.0, low_open=True)
@@ -135,7 +135,7 @@ def calibrate_gaussian_rows(args: argparse.Namespace) -> list[Row]:
     ]
 
 
-def subsample_rows(args: argparse.Namespace) -> list[Row]:
+def _subsample_rows(args: argparse.Namespace) -> list[Row]:
     """Amplification by Poisson subsampling with rate q."""
     owner = _owner(args)
     eps = check_epsilon(args.epsilon, owner, "--epsilon")
@@ -153,7 +153,7 @@ def subsample_rows(args: argparse.Namespace) -> list[Row]:
     return rows
 
 
-def shuffle_rows(args: argparse.Namespace) -> list[Row]:
+def _shuffle_rows(args: argparse.Namespace) -> list[Row]:
     """Amplification by shuffling n reports of an ε0-LDP randomizer."""
     owner = _owner(args)
     eps0 = check_epsilon(args.epsilon0, owner, "--epsilon0")
@@ -168,7 +168,7 @@ def shuffle_rows(args: argparse.Namespace) -> list[Row]:
     ]
 
 
-def group_rows(args: argparse.Namespace) -> list[Row]:
+def _group_rows(args: argparse.Namespace) -> list[Row]:
     """Group privacy for datasets k records apart."""
     owner = _owner(args)
     eps = check_epsilon(args.epsilon, owner, "--epsilon")
@@ -181,7 +181,7 @@ def group_rows(args: argparse.Namespace) -> list[Row]:
     ]
 
 
-def convert_rows(args: argparse.Namespace) -> list[Row]:
+def _convert_rows(args: argparse.Namespace) -> list[Row]:
     """Pure ε → zCDP and RDP (tight), and zCDP → (ε, δ) in both forms."""
     owner = _owner(args)
     delta = None if args.delta is None else check_real(
@@ -233,13 +233,13 @@ def render(title: str, rows: list[Row]) -> Table:
 
 
 _SUBCOMMANDS: dict[str, tuple[Callable[[argparse.Namespace], list[Row]], str]] = {
-    "compose": (compose_rows, "k-fold composition of an (ε, δ)-DP mechanism"),
-    "gaussian": (gaussian_rows, "ε(δ) of the Gaussian mechanism (k-fold)"),
-    "calibrate-gaussian": (calibrate_gaussian_rows, "σ for (ε, δ)-DP: analytic vs classical"),
-    "subsample": (subsample_rows, "amplification by Poisson subsampling"),
-    "shuffle": (shuffle_rows, "amplification by shuffling (Feldman, McMillan, Talwar)"),
-    "group": (group_rows, "group privacy for k records"),
-    "convert": (convert_rows, "pure → zCDP / RDP, zCDP → (ε, δ)"),
+    "compose": (_compose_rows, "k-fold composition of an (ε, δ)-DP mechanism"),
+    "gaussian": (_gaussian_rows, "ε(δ) of the Gaussian mechanism (k-fold)"),
+    "calibrate-gaussian": (_calibrate_gaussian_rows, "σ for (ε, δ)-DP: analytic vs classical"),
+    "subsample": (_subsample_rows, "amplification by Poisson subsampling"),
+    "shuffle": (_shuffle_rows, "amplification by shuffling (Feldman, McMillan, Talwar)"),
+    "group": (_group_rows, "group privacy for k records"),
+    "convert": (_convert_rows, "pure → zCDP / RDP, zCDP → (ε, δ)"),
 }
 
 

@@ -12,7 +12,7 @@ from dpaudit.mechanisms.errors import InvalidParameterError, UnknownMechanismErr
 from dpaudit.mechanisms.registry import get_mechanism
 
 
-def parse_value(text: str) -> Any:
+def _parse_value(text: str) -> Any:
     """Return `text` as a Python literal when it is one (1, 0.5, True, [1, 2]), else as a string."""
     try:
         return ast.literal_eval(text)
@@ -27,7 +27,7 @@ def parse_params(pairs: Sequence[str] | None) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise InvalidParameterError(f"The --param value {pair!r} is not of the form key=value.")
-        params[key.strip()] = parse_value(value.strip())
+        params[key.strip()] = _parse_value(value.strip())
     return params
 
 

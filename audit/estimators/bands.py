@@ -78,7 +78,7 @@ def checkpoints(n: int) -> np.ndarray:
     return ranks[(ranks >= 1) & (ranks <= n)]
 
 
-def local_weights(n: int, ranks: np.ndarray) -> np.ndarray:
+def _local_weights(n: int, ranks: np.ndarray) -> np.ndarray:
     """Return the relative local level of each checkpoint (1 at the first rank).
 
     Fixed before any data, so any choice is valid; this one spends the
@@ -102,7 +102,7 @@ def band_values(n: int, ranks: np.ndarray, alpha: float) -> np.ndarray:
     Made non-decreasing by a running minimum from the right, which changes
     no constraint's event: V_(i) ≤ V_(j) ≤ c_j for i < j.
     """
-    values = betaincinv(ranks, n - ranks + 1, 1.0 - alpha * local_weights(n, ranks))
+    values = betaincinv(ranks, n - ranks + 1, 1.0 - alpha * _local_weights(n, ranks))
     return np.minimum.accumulate(values[::-1])[::-1]
 
 
@@ -185,7 +185,7 @@ def design_fingerprint() -> str:
     """Return a digest of the band's design (checkpoints, weights, truncation); a table is used only if it matches."""
     parts = [DENSE, RATIO, SPREAD, SAFETY]
     for n in (7, 1000, 123_457):
-        parts.append(local_weights(n, checkpoints(n)).tolist())
+        parts.append(_local_weights(n, checkpoints(n)).tolist())
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
 
 

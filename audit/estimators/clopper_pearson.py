@@ -85,10 +85,10 @@ def epsilon_lower_bound(fp, n0, fn, n1, *, delta: float = 0.0, beta: float = 0.0
     D1 outside it). Each rate gets a Clopper–Pearson upper bound at β/2; the
     result holds with probability ≥ 1 − β. Arrays broadcast (one bound each).
     """
-    return np.maximum(epsilon_bound_objective(fp, n0, fn, n1, delta=delta, beta=beta), 0.0)
+    return np.maximum(_epsilon_bound_objective(fp, n0, fn, n1, delta=delta, beta=beta), 0.0)
 
 
-def epsilon_bound_objective(fp, n0, fn, n1, *, delta: float = 0.0, beta: float = 0.05):
+def _epsilon_bound_objective(fp, n0, fn, n1, *, delta: float = 0.0, beta: float = 0.05):
     """Return `epsilon_lower_bound` before its clamp at 0 (−inf where nothing is certified).
 
     For ranking candidate tests: among tests that all certify nothing, the

@@ -242,7 +242,7 @@ def _bonferroni_test(
         grid, estimation = np.array(strategy.thresholds), obs
     else:
         selection, estimation = _split_both(obs, strategy.fraction, rng)
-        grid = tail_quantiles(selection.scores, strategy.count)
+        grid = _tail_quantiles(selection.scores, strategy.count)
     return _evaluate(estimation, grid, beta / strategy.size, bound, strategy.describe(),
                      tried=strategy.size)
 
@@ -259,7 +259,7 @@ def tail_candidates(scores: np.ndarray, per_side: int = 400) -> np.ndarray:
     return np.unique(np.concatenate([unique[ranks - 1], unique[unique.size - ranks]]))
 
 
-def tail_quantiles(scores: np.ndarray, count: int) -> np.ndarray:
+def _tail_quantiles(scores: np.ndarray, count: int) -> np.ndarray:
     """Return `count` quantiles of `scores` at levels evenly spaced in logit from 1/n to 1 − 1/n.
 
     The spacing reaches into both tails, where large ε is certified. Each is

@@ -11,7 +11,7 @@ from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
 _GRID = 48
 
 
-def group_factor(epsilon: float, group_size: int) -> float:
+def _group_factor(epsilon: float, group_size: int) -> float:
     """Return Σ_{i<k} e^{iε} = (e^{kε} − 1)/(e^ε − 1) (k when ε = 0), the factor on δ in group privacy."""
     if epsilon == 0.0:
         return float(group_size)
@@ -32,7 +32,7 @@ def group_privacy(*, epsilon: float, delta: float = 0.0, group_size: int) -> tup
     epsilon = check_epsilon(epsilon, "group_privacy")
     delta = check_delta(delta, "group_privacy")
     k = check_int(group_size, "group_size", "group_privacy")
-    return k * epsilon, min(1.0, delta * group_factor(epsilon, k)) if delta > 0 else 0.0
+    return k * epsilon, min(1.0, delta * _group_factor(epsilon, k)) if delta > 0 else 0.0
 
 
 def group_epsilon(epsilon_of_delta: Callable[[float], float], *, group_size: int, delta: float) -> float:
@@ -51,6 +51,6 @@ def group_epsilon(epsilon_of_delta: Callable[[float], float], *, group_size: int
         return best
     for delta_in in np.geomspace(delta / k * 1e-9, delta / k, _GRID):
         eps_in = epsilon_of_delta(float(delta_in))
-        if math.isfinite(eps_in) and delta_in * group_factor(eps_in, k) <= delta:
+        if math.isfinite(eps_in) and delta_in * _group_factor(eps_in, k) <= delta:
             best = min(best, k * eps_in)
     return best

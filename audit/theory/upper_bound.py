@@ -63,7 +63,7 @@ def upper_bound(event: dp_event.DpEvent, *, delta: float, relation: str = "add-r
     "unknown".
     """
     delta = check_delta(delta, "upper_bound")
-    profile, method = epsilon_profile(event, relation=_relation(relation))
+    profile, method = _epsilon_profile(event, relation=_relation(relation))
     return UpperBound(epsilon=float(profile(delta)), delta=delta, method=method)
 
 
@@ -77,7 +77,7 @@ def _relation(relation: object) -> NeighboringRelation:
     return _RELATIONS[key]
 
 
-def epsilon_profile(event: dp_event.DpEvent, *, relation: NeighboringRelation) -> tuple[Profile, str]:
+def _epsilon_profile(event: dp_event.DpEvent, *, relation: NeighboringRelation) -> tuple[Profile, str]:
     """Return (δ ↦ upper bound on ε(δ), method) for `event`; see `upper_bound`."""
     special = _special_profile(event, relation)
     if special is not None:
@@ -129,10 +129,10 @@ def _group_profile(event: GroupDpEvent, relation: NeighboringRelation) -> tuple[
     k = check_int(event.group_size, "group_size", "GroupDpEvent")
     inner = event.event
     if isinstance(inner, dp_event.LaplaceDpEvent):
-        return epsilon_profile(dp_event.LaplaceDpEvent(inner.noise_multiplier / k), relation=relation)[0], "group"
+        return _epsilon_profile(dp_event.LaplaceDpEvent(inner.noise_multiplier / k), relation=relation)[0], "group"
     if isinstance(inner, dp_event.GaussianDpEvent):
-        return epsilon_profile(dp_event.GaussianDpEvent(inner.noise_multiplier / k), relation=relation)[0], "group"
-    inner_profile, inner_method = epsilon_profile(inner, relation=relation)
+        return _epsilon_profile(dp_event.GaussianDpEvent(inner.noise_multiplier / k), relation=relation)[0], "group"
+    inner_profile, inner_method = _epsilon_profile(inner, relation=relation)
     if inner_method == "unknown":
         return inner_profile, inner_method
     return (lambda delta: group_epsilon(inner_profile, group_size=k, delta=delta)), "group"
@@ -142,7 +142,7 @@ def _subsampled_profile(event: dp_event.PoissonSampledDpEvent, relation: Neighbo
     """Poisson subsampling of any event: (log(1 + q(e^ε − 1)), qδ) for add/remove (Balle et al. 2018, Thm 8);
     (ε, qδ) for replace-one (joint convexity of the hockey-stick divergence)."""
     q = event.sampling_probability
-    inner, inner_method = epsilon_profile(event.event, relation=relation)
+    inner, inner_method = _epsilon_profile(event.event, relation=relation)
     if inner_method == "unknown":
         return inner, inner_method
 
@@ -166,7 +166,7 @@ _SPECIAL: dict[type, Callable[[Any, NeighboringRelation], tuple[Profile, str] | 
     GroupDpEvent: _group_profile,
     dp_event.PoissonSampledDpEvent: _poisson_special,
 }
-"""The events with a theorem of their own, by type: the one dispatch table of `epsilon_profile`."""
+"""The events with a theorem of their own, by type: the one dispatch table of `_epsilon_profile`."""
 
 
 def _exact_profile(event: dp_event.DpEvent, relation: NeighboringRelation) -> Profile | None:
@@ -247,7 +247,7 @@ def _supported(event: dp_event.DpEvent, relation: NeighboringRelation) -> bool:
     if isinstance(event, (dp_event.NoOpDpEvent, dp_event.NonPrivateDpEvent, EpsilonDeltaDpEvent)):
         return True
     if _needs_budget(event, relation):
-        return epsilon_profile(event, relation=relation)[1] != "unknown"
+        return _epsilon_profile(event, relation=relation)[1] != "unknown"
     return has_library_pld(event, relation)
 
 
@@ -261,7 +261,7 @@ def _pld_profile(event: dp_event.DpEvent, relation: NeighboringRelation) -> tupl
         share = delta / (2.0 * leaves) if leaves else 0.0
         return event_pld(event, relation=relation, leaf_pld=lambda leaf: _leaf_pld(leaf, relation, share))
 
-    pure = pure_epsilon(event, relation)
+    pure = _pure_epsilon(event, relation)
     fixed = _build_or_none(build) if leaves == 0 else None
 
     def profile(delta: float) -> float:
@@ -287,7 +287,7 @@ def _build_or_none(build: Callable[[float], PLD | None]) -> PLD | None:
         return None
 
 
-def pure_epsilon(event: dp_event.DpEvent, relation: NeighboringRelation) -> float | None:
+def _pure_epsilon(event: dp_event.DpEvent, relation: NeighboringRelation) -> float | None:
     """Return the exact ε at δ = 0 of an event whose privacy loss is bounded, else None.
 
     Laplace Δ/b, discrete Laplace aΔ, k-ary RR, pure claims; summed over
@@ -308,13 +308,13 @@ def pure_epsilon(event: dp_event.DpEvent, relation: NeighboringRelation) -> floa
     if isinstance(event, EpsilonDeltaDpEvent) and event.delta == 0.0:
         return float(event.epsilon)
     if isinstance(event, dp_event.SelfComposedDpEvent):
-        inner = pure_epsilon(event.event, relation)
+        inner = _pure_epsilon(event.event, relation)
         return None if inner is None else event.count * inner
     if isinstance(event, dp_event.ComposedDpEvent):
-        parts = [pure_epsilon(part, relation) for part in event.events]
+        parts = [_pure_epsilon(part, relation) for part in event.events]
         return None if any(p is None for p in parts) else float(sum(parts))
     if isinstance(event, dp_event.PoissonSampledDpEvent) and relation == NeighboringRelation.ADD_OR_REMOVE_ONE:
-        inner = pure_epsilon(event.event, relation)
+        inner = _pure_epsilon(event.event, relation)
         return None if inner is None else amplified_epsilon(inner, event.sampling_probability)
     return None
 
@@ -323,5 +323,5 @@ def _leaf_pld(leaf: dp_event.DpEvent, relation: NeighboringRelation, share: floa
     """A dominating PLD for a part that has none in dp_accounting: its claim, or its bound at δ = `share`."""
     if isinstance(leaf, EpsilonDeltaDpEvent):
         return privacy_parameters_pld(float(leaf.epsilon), float(leaf.delta))
-    eps = epsilon_profile(leaf, relation=relation)[0](share)
+    eps = _epsilon_profile(leaf, relation=relation)[0](share)
     return privacy_parameters_pld(eps, share) if math.isfinite(eps) else non_private_pld()
