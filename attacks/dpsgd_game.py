@@ -55,8 +55,7 @@ def resolve_trainer(config: DPSGDConfig, target: Any) -> Any:
 @functools.lru_cache(maxsize=4)
 def trainer_for(config: DPSGDConfig, target: str) -> Any:
     """Return this process' trainer for `config` (built once: loading data and compiling per-example grads)."""
-    torch = import_torch()
-    torch.set_num_threads(1)
+    import_torch()
     data = load_data(config.data)
     if target == OPACUS:
         from dpaudit.mechanisms.opacus_target import OpacusTrainer
@@ -65,6 +64,11 @@ def trainer_for(config: DPSGDConfig, target: str) -> Any:
     from dpaudit.mechanisms.dpsgd import DPSGDTrainer
 
     return DPSGDTrainer(config, data)
+
+
+def one_torch_thread() -> None:
+    """Make torch compute on one thread: run on each Dask worker, so that parallel runs do not oversubscribe cores."""
+    import_torch().set_num_threads(1)
 
 
 def _run_rng(seed: int, index: int) -> np.random.Generator:

@@ -42,26 +42,31 @@ def white_box_scores(iterates: np.ndarray, canaries: DPSGDCanaries, *, model: Fl
     """
     sums = (iterates[:-1] - iterates[1:]).astype(np.float64) * sum_scale
     scale = config.noise_multiplier * config.clip_norm
+    projections, norms = _projections(iterates[:-1], sums, canaries, model=model, clip_norm=config.clip_norm)
+    x, mu = projections / scale, norms / scale
+    step = mu * x - mu**2 / 2
     q = sample_rate
-    total = np.zeros(canaries.size)
-    for theta, noisy in zip(iterates[:-1], sums):
-        clipped = _clipped_canary_gradients(theta, canaries, model=model, clip_norm=config.clip_norm)
-        norms = np.linalg.norm(clipped, axis=1)
-        directions = clipped / np.maximum(norms, 1e-12)[:, None]
-        x, mu = directions @ noisy / scale, norms / scale
-        total += np.log1p(q * np.expm1(mu * x - mu**2 / 2)) if q < 1 else mu * x - mu**2 / 2
-    return total
+    return (np.log1p(q * np.expm1(step)) if q < 1 else step).sum(axis=0)
 
 
-def _clipped_canary_gradients(theta: np.ndarray, canaries: DPSGDCanaries, *, model: FlatModel,
-                              clip_norm: float) -> np.ndarray:
-    """Return the canaries' gradients at θ, each clipped to norm C as a correct trainer would clip it."""
+def _projections(thetas: np.ndarray, sums: np.ndarray, canaries: DPSGDCanaries, *, model: FlatModel,
+                 clip_norm: float) -> tuple[np.ndarray, np.ndarray]:
+    """Return (T, m) projections of each step's noisy sum on each canary's clipped gradient direction, and the norms.
+
+    A gradient canary's clipped gradient is the same at every step (one
+    matrix product for all steps); an input canary's is computed at each θ_t.
+    """
     if canaries.gradients is not None:
-        grads = canaries.gradients.astype(np.float64)
-    else:
-        grads = _input_gradients(theta, canaries, model).astype(np.float64)
-    norms = np.linalg.norm(grads, axis=1, keepdims=True)
-    return grads * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-12))
+        directions, norms = _unit_clipped(canaries.gradients.astype(np.float64), clip_norm)
+        return sums @ directions.T, norms
+    steps = [_unit_clipped(_input_gradients(theta, canaries, model).astype(np.float64), clip_norm) for theta in thetas]
+    return (np.stack([d @ noisy for (d, _), noisy in zip(steps, sums)]), np.stack([n for _, n in steps]))
+
+
+def _unit_clipped(grads: np.ndarray, clip_norm: float) -> tuple[np.ndarray, np.ndarray]:
+    """Return the unit directions of `grads` and their norms after clipping each to C, as a correct trainer clips."""
+    norms = np.linalg.norm(grads, axis=1)
+    return grads / np.maximum(norms, 1e-12)[:, None], np.minimum(norms, clip_norm)
 
 
 def _input_gradients(theta: np.ndarray, canaries: DPSGDCanaries, model: FlatModel) -> np.ndarray:

@@ -22,6 +22,7 @@ from dpaudit.attacks.dpsgd_game import (
     TARGETS,
     DPSGDGame,
     multi_run_membership,
+    one_torch_thread,
     play_multi_run,
     play_one_run,
     resolve_trainer,
@@ -219,6 +220,7 @@ def _execute(game: DPSGDGame, pending: list[int], members: np.ndarray, seed: int
     with dask_client(workers=execution.workers, scheduler=execution.scheduler) as client:
         from distributed import as_completed
 
+        client.run(one_torch_thread)
         futures = {client.submit(play_multi_run, game, i, bool(members[i]), seed, pure=False): i for i in pending}
         try:
             for future, value in as_completed(list(futures), with_results=True):
