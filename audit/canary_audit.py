@@ -35,7 +35,7 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.attacks.one_run_game import one_run_game
 from dpaudit.audit.estimators.gdp import gdp_lower_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.estimators.one_run_binomial import default_guess_counts, one_run_lower_bound
+from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound
 from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
 from dpaudit.audit.estimators.thresholds import SimultaneousBands, ThresholdStrategy, threshold_lower_bound
 from dpaudit.audit.render import fmt, key_value_table, plain_text
@@ -258,16 +258,16 @@ def multi_run_bound(
     return bound(obs, delta=delta, confidence=confidence, strategy=strategy, rng=rng)
 
 
-def guess_counts_from(m: int, k_plus: int | None, k_minus: int | None) -> list[tuple[int, int]]:
-    """Return [(k+, k−)] when either is given (the other 0), else `default_guess_counts(m)`."""
+def guess_counts_from(k_plus: int | None, k_minus: int | None) -> list[tuple[int, int]] | None:
+    """Return [(k+, k−)] when either is given (the other 0), else None (the estimators' default rules)."""
     if k_plus is None and k_minus is None:
-        return default_guess_counts(m)
+        return None
     return [(k_plus or 0, k_minus or 0)]
 
 
 def one_run_bound(
     obs: Observations, *, estimator: str, delta: float, confidence: float,
-    guess_counts: Sequence[tuple[int, int]], rng: np.random.Generator,
+    guess_counts: Sequence[tuple[int, int]] | None, rng: np.random.Generator,
 ) -> LowerBound:
     """Return the bound of the one-run `estimator` ("one-run": assumption-free; "one-run-fdp": Gaussian assumption)."""
     check_estimator(estimator, ONE_RUN_ESTIMATORS, delta)
@@ -371,7 +371,8 @@ def audit_one_run(
 
     Guesses: IN for the k+ highest scores, OUT for the k− lowest (fixed in
     advance); with neither given, the rules of `default_guess_counts(m)` are
-    tried and paid for (β split evenly). Estimator "one-run" (Steinke, Nasr,
+    tried and paid for (weighted Bonferroni: most of β for the balanced
+    rules, SPARSE_SHARE for the IN-only ones that catch a leak of a few canaries). Estimator "one-run" (Steinke, Nasr,
     Jagielski 2023; assumption-free) or "one-run-fdp" (Mahloujifar, Melis,
     Chaudhuri 2024; ε under the Gaussian trade-off assumption). With
     probability ≥ `confidence` the mechanism is not (ε', δ)-DP with respect
@@ -400,7 +401,7 @@ def audit_one_run(
     chosen = scorer or InnerProduct()
     obs = one_run_game(mech, design, scorer=chosen, rng=game_rng)
     bound = one_run_bound(obs, estimator=estimator, delta=delta, confidence=confidence,
-                          guess_counts=guess_counts_from(m, k_plus, k_minus), rng=estimator_rng)
+                          guess_counts=guess_counts_from(k_plus, k_minus), rng=estimator_rng)
     return audit_result(ONE_RUN, bound, chosen.name, start, seed, mech, delta, obs)
 
 
@@ -451,7 +452,7 @@ def audit_observations(
                                 strategy=strategy, rng=rng)
     elif game == ONE_RUN:
         bound = one_run_bound(obs, estimator=estimator, delta=delta, confidence=confidence,
-                              guess_counts=guess_counts_from(obs.size, k_plus, k_minus), rng=rng)
+                              guess_counts=guess_counts_from(k_plus, k_minus), rng=rng)
     else:
         raise InvalidParameterError(f"The game must be '{MULTI_RUN}' or '{ONE_RUN}'; got {game!r} instead.")
     return CanaryAuditResult(game=game, lower_bound=bound, scorer=label, seconds=time.perf_counter() - start,

@@ -146,7 +146,7 @@ def audit_dpsgd(
     if one_run:
         obs = _one_run(game, m, game_rng, seed, store)
         bound = one_run_bound(obs, estimator=estimator or "one-run", delta=at_delta, confidence=confidence,
-                              guess_counts=guess_counts_from(m, k_plus, k_minus), rng=estimator_rng)
+                              guess_counts=guess_counts_from(k_plus, k_minus), rng=estimator_rng)
     else:
         check_int(runs, "runs", owner, low=MIN_RUNS)
         obs = _multi_run(game, runs, game_rng, seed, store, execution)

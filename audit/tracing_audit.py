@@ -172,7 +172,7 @@ def audit_tracing(
         m = distinct if canaries is None else check_int(canaries, "canaries", owner, low=2)
         obs = tracing_game(target, p, rows=distinct, score=chosen, slots=m, rng=game_rng)
         bound = one_run_bound(obs, estimator=estimator, delta=delta, confidence=confidence,
-                              guess_counts=guess_counts_from(obs.size, k_plus, k_minus), rng=estimator_rng)
+                              guess_counts=guess_counts_from(k_plus, k_minus), rng=estimator_rng)
     else:
         runs = check_int(runs, "runs", owner, low=4)
         obs = tracing_game(target, p, rows=distinct, score=chosen, runs=runs, fresh_data=fresh_data, rng=game_rng)

@@ -29,6 +29,7 @@ from typing import Callable
 
 import numpy as np
 from dpaudit.attacks.observations import Observations
+from dpaudit.audit.estimators.bands import local_levels
 from dpaudit.audit.estimators.clopper_pearson import epsilon_from_rates, epsilon_lower_bound, rate_upper_bound
 from dpaudit.audit.estimators.gdp import gdp_epsilon, gdp_lower_bound, mu_lower_bound
 from dpaudit.audit.estimators.one_run_binomial import one_run_epsilon, one_run_lower_bound
@@ -166,7 +167,8 @@ def peer_gdp(obs: Observations, seed: int) -> float:
     usable = np.maximum(fpr, fnr) < 1.0 - DELTA
     if not usable.any():
         return 0.0
-    return gdp_epsilon(float(np.max(np.abs(norm.isf(fpr[usable]) - norm.ppf(fnr[usable])))), DELTA)
+    mu = float(np.max(norm.isf(fpr[usable]) - norm.ppf(fnr[usable])))
+    return gdp_epsilon(mu, DELTA) if mu > 0.0 else 0.0
 
 
 MULTI_RUN: dict[str, Callable[[Observations, int], float]] = {
@@ -234,6 +236,22 @@ def print_table(rows: list[list[str]], header: list[str]) -> None:
         print("  ".join(cell.rjust(w) for cell, w in zip(r, widths)))
 
 
+def multiplicity(sizes: tuple[int, ...]) -> None:
+    """Print what each correction pays per threshold, as a Bonferroni count: β/2 ÷ the level of one rate's bound.
+
+    The band's local levels are fixed by m; the peer's count is the ROC hull's
+    size, which the data choose (mean over the seeds of the N(μ=1) sets).
+    """
+    print("\nPrice of choosing the threshold, as a Bonferroni count (β/2 ÷ the level of one rate's bound):")
+    rows = []
+    for m in sizes:
+        ranks, levels = local_levels(m, BETA / 2)
+        middle = levels[np.searchsorted(ranks, m // 2)]
+        hull = np.mean([_hull(draw(gaussian(1.0), m, seed)[0])[0].size for seed in range(SEEDS)])
+        rows.append([f"{m:,}", f"{BETA / 2 / levels[0]:.1f}", f"{BETA / 2 / middle:.1f}", f"{hull:.1f}"])
+    print_table(rows, ["m", "bands: rank 1", "bands: middle rank", "peer: hull size, N(μ=1)"])
+
+
 def soundness(seeds: int, m: int) -> None:
     """Print, per estimator, how many seeds certify ε > 0 on null scores and more than the truth on tight ones.
 
@@ -279,6 +297,7 @@ def main() -> None:
     print_table(rows, header)
     print("\nMilliseconds per call (mean over seeds; the first call at a new size includes calibrating its band):")
     print_table(times, ["scores", "m", *MULTI_RUN, *ONE_RUN])
+    multiplicity((100, 1_000, 10_000, 100_000) if args.full else (100, 1_000, 10_000))
     seeds = args.soundness_seeds or (1000 if args.full else 200)
     soundness(seeds, 1_000 if args.full else 100)
 

@@ -207,6 +207,12 @@ def _tabulated_level(n: int, beta: float) -> float | None:
     return float(rows[index][1]) if index < len(rows) else None
 
 
+def local_levels(n: int, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Return (checkpoint ranks, their local levels): P(V_(j) > c_j) for each rank j alone, calibrated for (n, β)."""
+    ranks = checkpoints(n)
+    return ranks, calibrated_level(n, beta) * _local_weights(n, ranks)
+
+
 @functools.lru_cache(maxsize=256)
 def _rate_band(n: int, beta: float) -> np.ndarray:
     ranks = checkpoints(n)

@@ -32,15 +32,35 @@ from scipy.stats import binom
 
 GAME_REQUIREMENT = "each canary included independently with probability 1/2"
 GUESS_FRACTIONS = (0.1, 0.2, 0.5, 1.0)
+"""Balanced default rules: r = this share of m, half IN and half OUT guesses."""
+SPARSE_SHARE = 0.2
+"""Share of β the default rules spend on IN-only guesses of the top scores (a leak confined to a few canaries)."""
+SPARSE_SMALLEST = 4
+"""The fewest IN-only guesses a default rule makes (a handful of correct ones can certify a μ under f-DP)."""
 
 
 def default_guess_counts(m: int) -> list[tuple[int, int]]:
-    """Return the (k+, k−) rules tried by default: r = 10%, 20%, 50%, 100% of m, half IN and half OUT guesses.
+    """Return the (k+, k−) rules tried by default, balanced ones first, then the IN-only ones.
 
-    They depend on m alone, so they are fixed before the scores are seen.
+    Balanced: r = 10%, 20%, 50%, 100% of m, half IN and half OUT guesses.
+    IN-only (k− = 0): k+ = m/8, m/16, ... down to SPARSE_SMALLEST, for a leak
+    confined to a few canaries (the top 1% of IN scores, say). They depend on m
+    alone, so they are fixed before the scores are seen.
     """
-    pairs = {(max(1, int(f * m) // 2), max(1, int(f * m) // 2)) for f in GUESS_FRACTIONS}
-    return sorted(pair for pair in pairs if sum(pair) <= m)
+    balanced = sorted({(max(1, int(f * m) // 2),) * 2 for f in GUESS_FRACTIONS})
+    sparse, k = [], m // 8
+    while k >= SPARSE_SMALLEST:
+        sparse.append((k, 0))
+        k //= 2
+    return [pair for pair in balanced if sum(pair) <= m] + sparse
+
+
+def _default_shares(pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Return each default rule's share of β: 1 − SPARSE_SHARE split among the balanced, SPARSE_SHARE among the IN-only."""
+    sparse = np.array([km == 0 and kp != km for kp, km in pairs])
+    if not sparse.any():
+        return np.full(len(pairs), 1.0 / len(pairs))
+    return np.where(sparse, SPARSE_SHARE / sparse.sum(), (1.0 - SPARSE_SHARE) / (~sparse).sum())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +70,7 @@ class Guesses:
     k_plus: int
     k_minus: int
     correct: int
+    beta: float
 
     @property
     def guesses(self) -> int:
@@ -59,16 +80,22 @@ class Guesses:
     def details(self) -> dict[str, Any]:
         """Return the evidence for `LowerBound.details`."""
         return {"k_plus": self.k_plus, "k_minus": self.k_minus, "guesses": self.guesses,
-                "correct": self.correct}
+                "correct": self.correct, "beta_of_rule": self.beta}
 
 
-def check_guess_counts(guess_counts: Any, canaries: int, owner: str) -> list[tuple[int, int]]:
-    """Return `guess_counts` as a non-empty list of (k+, k−) pairs with 1 ≤ k+ + k− ≤ canaries.
+def check_guess_counts(
+    guess_counts: Any, canaries: int, owner: str
+) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """Return (`guess_counts` as a non-empty list of (k+, k−) pairs with 1 ≤ k+ + k− ≤ canaries, shares of β).
 
-    None means `default_guess_counts(canaries)`.
+    None means `default_guess_counts(canaries)`, with 1 − SPARSE_SHARE of β
+    for its balanced rules and SPARSE_SHARE for its IN-only ones; a list
+    given shares β evenly. Shares fixed before the scores are seen keep the
+    union bound valid (weighted Bonferroni).
     """
     if guess_counts is None:
-        return default_guess_counts(canaries)
+        pairs = default_guess_counts(canaries)
+        return pairs, _default_shares(pairs)
     try:
         pairs = [(int(kp), int(km)) for kp, km in guess_counts]
     except (TypeError, ValueError):
@@ -86,13 +113,14 @@ def check_guess_counts(guess_counts: Any, canaries: int, owner: str) -> list[tup
                 f"{owner} needs 1 ≤ k_plus + k_minus ≤ {canaries} (the number of canaries); "
                 f"got k_plus={kp}, k_minus={km}."
             )
-    return pairs
+    return pairs, np.full(len(pairs), 1.0 / len(pairs))
 
 
 def make_guesses(
-    obs: Observations, *, guess_counts: Sequence[tuple[int, int]], rng: np.random.Generator
+    obs: Observations, *, guess_counts: Sequence[tuple[int, int]], betas: Sequence[float],
+    rng: np.random.Generator,
 ) -> list[Guesses]:
-    """Return the outcome of each (k+, k−) rule on `obs`, ties in the scores broken at random.
+    """Return the outcome of each (k+, k−) rule on `obs`, with its level from `betas`, ties broken at random.
 
     Random tie-breaking keeps the guesses a function of the scores alone
     (never of the canaries' order, which may follow the truth).
@@ -103,8 +131,9 @@ def make_guesses(
     n_in = int(in_among_top[-1])
     return [
         Guesses(k_plus=kp, k_minus=km,
-                correct=int(in_among_top[kp]) + km - (n_in - int(in_among_top[obs.size - km])))
-        for kp, km in guess_counts
+                correct=int(in_among_top[kp]) + km - (n_in - int(in_among_top[obs.size - km])),
+                beta=level)
+        for (kp, km), level in zip(guess_counts, map(float, betas))
     ]
 
 
@@ -184,8 +213,9 @@ def one_run_lower_bound(
     """Return the assumption-free one-run ε lower bound (Steinke, Nasr, Jagielski 2023).
 
     `guess_counts` lists the (k+, k−) rules, fixed before the scores were
-    seen (`default_guess_counts(m)` when None); with several, β = 1 − confidence is split evenly among them
-    (Bonferroni) and the best is reported. With probability ≥ `confidence`,
+    seen; β = 1 − confidence is split evenly among them (Bonferroni) and the
+    best is reported. None means `default_guess_counts(m)`, with β split as
+    `check_guess_counts` says (weighted Bonferroni). With probability ≥ `confidence`,
     the mechanism is not (ε', δ)-DP with respect to one canary for any ε' <
     the returned ε, provided the truth was drawn as the game requires (each
     canary included independently with probability 1/2).
@@ -206,9 +236,9 @@ def one_run_lower_bound(
     delta = check_delta(delta, owner)
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
     obs.require_both_classes("The one-run estimator")
-    pairs = check_guess_counts(guess_counts, obs.size, owner)
-    each = beta / len(pairs)
-    outcomes = make_guesses(obs, guess_counts=pairs, rng=np.random.default_rng(rng))
+    pairs, shares = check_guess_counts(guess_counts, obs.size, owner)
+    outcomes = make_guesses(obs, guess_counts=pairs, betas=beta * shares,
+                            rng=np.random.default_rng(rng))
 
     def p_value(g: Guesses, eps: float) -> float:
         return one_run_p_value(canaries=obs.size, guesses=g.guesses, correct=g.correct,
@@ -217,11 +247,18 @@ def one_run_lower_bound(
     best, epsilon = best_of_guesses(
         outcomes,
         bound=lambda g: one_run_epsilon(canaries=obs.size, guesses=g.guesses,
-                                           correct=g.correct, delta=delta, beta=each),
-        still_rejects=lambda g, eps: p_value(g, eps) <= each,
+                                           correct=g.correct, delta=delta, beta=g.beta),
+        still_rejects=lambda g, eps: p_value(g, eps) <= g.beta,
     )
     return LowerBound(
         epsilon=epsilon, confidence=confidence, method="one-run", delta=delta, trials=obs.size,
-        details={"canaries": obs.size, **best.details(), "candidates": [list(p) for p in pairs],
-                 "beta_per_candidate": each, "game": GAME_REQUIREMENT},
+        details={"canaries": obs.size, **best.details(), **candidate_details(pairs, beta * shares),
+                 "game": GAME_REQUIREMENT},
     )
+
+
+def candidate_details(pairs: Sequence[tuple[int, int]], betas: np.ndarray) -> dict[str, Any]:
+    """Return the rules tried and the β each was paid for (`beta_per_candidate`, one number when all are equal)."""
+    levels = [float(b) for b in betas]
+    return {"candidates": [list(p) for p in pairs],
+            "beta_per_candidate": levels[0] if len(set(levels)) == 1 else levels}

@@ -38,6 +38,7 @@ from dpaudit.audit.estimators.one_run_binomial import (
     GAME_REQUIREMENT,
     Guesses,
     best_of_guesses,
+    candidate_details,
     check_guess_counts,
     largest_rejected,
     make_guesses,
@@ -90,9 +91,9 @@ def one_run_fdp_lower_bound(
 ) -> LowerBound:
     """Return the one-run f-DP bound on μ (Mahloujifar, Melis, Chaudhuri) and its ε at δ.
 
-    `guess_counts` lists the (k+, k−) rules fixed before the scores were seen
-    (`default_guess_counts(m)` when None); with several, β = 1 − confidence is
-    split evenly among them. δ must be > 0 (the ε of μ-GDP at δ = 0 is infinite). With
+    `guess_counts` lists the (k+, k−) rules fixed before the scores were seen;
+    β = 1 − confidence is split evenly among them, or as `check_guess_counts`
+    says for the default rules (None). δ must be > 0 (the ε of μ-GDP at δ = 0 is infinite). With
     probability ≥ `confidence`, the mechanism is not μ-GDP for any μ <
     details['mu'] (no assumption); the ε is that of μ-GDP at `delta` and
     bounds the mechanism's ε only if its trade-off curve is Gaussian.
@@ -114,22 +115,22 @@ def one_run_fdp_lower_bound(
     delta = check_gdp_delta(delta, owner)
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
     obs.require_both_classes("The one-run f-DP estimator")
-    pairs = check_guess_counts(guess_counts, obs.size, owner)
-    each = beta / len(pairs)
-    outcomes = make_guesses(obs, guess_counts=pairs, rng=np.random.default_rng(rng))
+    pairs, shares = check_guess_counts(guess_counts, obs.size, owner)
+    outcomes = make_guesses(obs, guess_counts=pairs, betas=beta * shares,
+                            rng=np.random.default_rng(rng))
 
     def excess(g: Guesses, mu: float) -> float:
-        return gdp_excess(canaries=obs.size, guesses=g.guesses, correct=g.correct, beta=each,
+        return gdp_excess(canaries=obs.size, guesses=g.guesses, correct=g.correct, beta=g.beta,
                           mu=mu)
 
     best, mu = best_of_guesses(
         outcomes,
         bound=lambda g: one_run_fdp_mu(canaries=obs.size, guesses=g.guesses,
-                                       correct=g.correct, beta=each),
+                                       correct=g.correct, beta=g.beta),
         still_rejects=lambda g, m: excess(g, m) > 0.0,
     )
     return gdp_result(
         mu, delta=delta, confidence=confidence, method="one-run-fdp", trials=obs.size,
-        details={"canaries": obs.size, **best.details(), "candidates": [list(p) for p in pairs],
-                 "beta_per_candidate": each, "game": GAME_REQUIREMENT},
+        details={"canaries": obs.size, **best.details(), **candidate_details(pairs, beta * shares),
+                 "game": GAME_REQUIREMENT},
     )

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.canary_audit import audit_canaries, audit_observations, audit_one_run, default_guess_counts
+from dpaudit.audit.canary_audit import audit_canaries, audit_observations, audit_one_run
+from dpaudit.audit.estimators.one_run_binomial import default_guess_counts
 from dpaudit.mechanisms import InvalidParameterError, blackbox, get_mechanism
 from dpaudit.mechanisms.canary_targets import canary_gaussian_sum
 from scipy.stats import binom
@@ -117,6 +118,8 @@ def test_same_seed_same_result_and_bad_input_is_refused():
         audit_one_run(get_mechanism("laplace"), canaries=100)
 
 
-def test_default_guess_counts_are_few_and_fit_m():
-    pairs = default_guess_counts(10)
-    assert 1 <= len(pairs) <= 4 and all(1 <= kp + km <= 10 for kp, km in pairs)
+@pytest.mark.parametrize("m", [10, 200, 20_000])
+def test_default_guess_counts_are_few_and_fit_m(m):
+    pairs = default_guess_counts(m)
+    assert 1 <= len(pairs) <= 4 + np.log2(m) and all(1 <= kp + km <= m for kp, km in pairs)
+    assert len(set(pairs)) == len(pairs)

@@ -12,7 +12,9 @@ from dpaudit.audit.cli import main
 
 pytest.importorskip("torch")
 
-ARGS = ["dpsgd", "--sample-rate", "1", "--steps", "5", "--noise-multiplier", "5", "--runs", "150", "--seed", "3"]
+RUNS = 400
+"""Enough that, on a loaded machine, the child is still training when the parent sees the first runs saved."""
+ARGS = ["dpsgd", "--sample-rate", "1", "--steps", "5", "--noise-multiplier", "5", "--runs", str(RUNS), "--seed", "3"]
 
 
 def _json(argv, capsys):
@@ -22,10 +24,16 @@ def _json(argv, capsys):
     return status, out
 
 
+def _default_interrupts() -> None:
+    """Give the child the default SIGINT disposition, as a terminal would (the test process may ignore it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(out: Path, sig: int, after: int) -> subprocess.CompletedProcess:
     """Start the audit in a child process, send `sig` once `after` runs are saved, and wait for it."""
     child = subprocess.Popen([sys.executable, "-m", "dpaudit.audit.cli", *ARGS, "--out", str(out), "--quiet"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=_default_interrupts)
     runs, deadline = out / "runs.jsonl", time.monotonic() + 120
     while time.monotonic() < deadline and child.poll() is None:
         if runs.exists() and runs.read_text().count("\n") >= after:
@@ -41,12 +49,12 @@ def test_resume_after_an_interruption_gives_the_uninterrupted_json(tmp_path, cap
     expected = _json(ARGS + ["--out", str(tmp_path / "whole")], capsys)
     stopped = _interrupt(tmp_path / "cut", sig, after=20)
     saved = (tmp_path / "cut" / "runs.jsonl").read_text().count("\n")
-    assert 20 <= saved < 150, "the child finished before it could be interrupted"
+    assert 20 <= saved < RUNS, "the child finished before it could be interrupted"
     if sig == signal.SIGINT:
         assert stopped.returncode == 130 and "--resume" in stopped.stderr and "Traceback" not in stopped.stderr
     assert _json(ARGS + ["--out", str(tmp_path / "cut"), "--resume"], capsys) == expected
     records = [json.loads(line) for line in (tmp_path / "cut" / "runs.jsonl").read_text().splitlines()]
-    assert sorted(r["run"] for r in records) == list(range(150))
+    assert sorted(r["run"] for r in records) == list(range(RUNS))
 
 
 def test_a_line_cut_by_a_kill_is_dropped_and_its_run_replayed(tmp_path, capsys):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.gdp import gdp_from_counts, gdp_lower_bound
-from dpaudit.audit.estimators.one_run_binomial import default_guess_counts, one_run_lower_bound
+from dpaudit.audit.estimators.one_run_binomial import SPARSE_SHARE, default_guess_counts, one_run_lower_bound
 from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
 from dpaudit.audit.estimators.thresholds import DEFAULT_BONFERRONI_COUNT, Bonferroni, threshold_lower_bound
 from dpaudit.mechanisms.errors import DPAuditError
@@ -91,6 +91,24 @@ def test_bonferroni_has_a_default_count():
 def test_one_run_estimators_default_to_guess_counts_fixed_by_m(estimator):
     obs = _separated()
     lb = estimator(obs, delta=1e-5, rng=0)
-    assert lb.details["candidates"] == [list(p) for p in default_guess_counts(obs.size)]
-    assert lb.epsilon == estimator(obs, delta=1e-5, guess_counts=default_guess_counts(obs.size),
-                                   rng=0).epsilon
+    pairs = default_guess_counts(obs.size)
+    assert lb.details["candidates"] == [list(p) for p in pairs]
+    levels = np.array(lb.details["beta_per_candidate"])
+    sparse = np.array([km == 0 for _, km in pairs])
+    assert sparse.any() and levels.sum() == pytest.approx(0.05)
+    assert levels[sparse].sum() == pytest.approx(0.05 * SPARSE_SHARE)
+    given = estimator(obs, delta=1e-5, guess_counts=pairs, rng=0)
+    assert given.details["beta_per_candidate"] == pytest.approx(0.05 / len(pairs))
+
+
+def test_default_rules_catch_a_leak_confined_to_a_few_canaries():
+    """20 of 10⁴ canaries IN with scores far above all others: balanced rules certify nothing, IN-only ones do."""
+    rng = np.random.default_rng(3)
+    truth = rng.random(10_000) < 0.5
+    scores = rng.normal(size=truth.size)
+    scores[np.flatnonzero(truth)[:20]] += 50.0
+    obs = Observations(scores=scores, truth=truth)
+    lb = one_run_fdp_lower_bound(obs, delta=1e-5, rng=0)
+    assert lb.details["k_minus"] == 0 and lb.details["correct"] == lb.details["guesses"]
+    explicit = one_run_fdp_lower_bound(obs, delta=1e-5, guess_counts=[(500, 500), (1000, 1000)], rng=0)
+    assert lb.epsilon > 0.0 == explicit.epsilon

@@ -65,16 +65,16 @@ def test_guesses_count_correct_answers_on_both_sides():
     obs = Observations(scores=[5.0, 4.0, 3.0, 2.0, 1.0, 0.0],
                        truth=[True, False, True, False, True, False])
     (top2, bottom1, both) = make_guesses(obs, guess_counts=[(2, 0), (0, 1), (1, 2)],
-                                         rng=np.random.default_rng(0))
+                                         betas=[0.01, 0.02, 0.03], rng=np.random.default_rng(0))
     assert (top2.correct, bottom1.correct, both.correct) == (1, 1, 2)
-    assert both.guesses == 3
+    assert both.guesses == 3 and (top2.beta, bottom1.beta, both.beta) == (0.01, 0.02, 0.03)
 
 
 def test_ties_are_broken_at_random_not_by_position():
     """All scores equal and the truth sorted IN-first: guessing must be no better than chance."""
     m, k = 1000, 100
     obs = Observations(scores=np.zeros(m), truth=np.arange(m) < m // 2)
-    (g,) = make_guesses(obs, guess_counts=[(k, 0)], rng=np.random.default_rng(0))
+    (g,) = make_guesses(obs, guess_counts=[(k, 0)], betas=[0.05], rng=np.random.default_rng(0))
     # Hypergeometric: mean k/2, sd ≈ 4.7; 6 sd leaves no room for position-based ties (k correct).
     assert abs(g.correct - k / 2) <= 6 * np.sqrt(k / 4)
 
