@@ -57,7 +57,7 @@ def default_guess_counts(m: int) -> list[tuple[int, int]]:
 
 def _default_shares(pairs: Sequence[tuple[int, int]]) -> np.ndarray:
     """Return each default rule's share of β: 1 − SPARSE_SHARE split among the balanced, SPARSE_SHARE among the IN-only."""
-    sparse = np.array([km == 0 and kp != km for kp, km in pairs])
+    sparse = np.array([km == 0 for _, km in pairs])
     if not sparse.any():
         return np.full(len(pairs), 1.0 / len(pairs))
     return np.where(sparse, SPARSE_SHARE / sparse.sum(), (1.0 - SPARSE_SHARE) / (~sparse).sum())
@@ -258,7 +258,5 @@ def one_run_lower_bound(
 
 
 def candidate_details(pairs: Sequence[tuple[int, int]], betas: np.ndarray) -> dict[str, Any]:
-    """Return the rules tried and the β each was paid for (`beta_per_candidate`, one number when all are equal)."""
-    levels = [float(b) for b in betas]
-    return {"candidates": [list(p) for p in pairs],
-            "beta_per_candidate": levels[0] if len(set(levels)) == 1 else levels}
+    """Return the rules tried (`candidates`) and the β each was paid for (`beta_per_candidate`, in the same order)."""
+    return {"candidates": [list(p) for p in pairs], "beta_per_candidate": [float(b) for b in betas]}

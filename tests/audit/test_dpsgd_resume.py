@@ -12,8 +12,7 @@ from dpaudit.audit.cli import main
 
 pytest.importorskip("torch")
 
-RUNS = 400
-"""Enough that, on a loaded machine, the child is still training when the parent sees the first runs saved."""
+RUNS = 150
 ARGS = ["dpsgd", "--sample-rate", "1", "--steps", "5", "--noise-multiplier", "5", "--runs", str(RUNS), "--seed", "3"]
 
 
@@ -25,7 +24,11 @@ def _json(argv, capsys):
 
 
 def _default_interrupts() -> None:
-    """Give the child the default SIGINT disposition, as a terminal would (the test process may ignore it)."""
+    """Give the child the default SIGINT disposition, as a terminal would.
+
+    A test run started in the background (`make test &`, nohup) ignores
+    SIGINT, and an ignored signal stays ignored across exec.
+    """
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 

@@ -98,7 +98,7 @@ def test_one_run_estimators_default_to_guess_counts_fixed_by_m(estimator):
     assert sparse.any() and levels.sum() == pytest.approx(0.05)
     assert levels[sparse].sum() == pytest.approx(0.05 * SPARSE_SHARE)
     given = estimator(obs, delta=1e-5, guess_counts=pairs, rng=0)
-    assert given.details["beta_per_candidate"] == pytest.approx(0.05 / len(pairs))
+    assert given.details["beta_per_candidate"] == pytest.approx([0.05 / len(pairs)] * len(pairs))
 
 
 def test_default_rules_catch_a_leak_confined_to_a_few_canaries():
