@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from dpaudit.attacks.distinguish import DistinguishingTest
+from dpaudit.attacks.output_histogram import cell_counts
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.outputs import check_shape
@@ -63,6 +64,17 @@ def _draw_poissonized(
     return tuple(mech.sample(d, int(n), rng) if n else np.empty(0) for d, n in ((d0, n0), (d1, n1)))
 
 
+def _draw_checked(
+    mech: Mechanism, d0: Any, d1: Any, size: int, seed: np.random.SeedSequence, shape: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return a chunk's Poissonized outputs on d0 and d1; outputs of another `shape` stop the audit (`MechanismError`)."""
+    out0, out1 = _draw_poissonized(mech, d0, d1, size, seed)
+    for out, name in ((out0, "on d0"), (out1, "on d1")):
+        if len(out):
+            check_shape(mech.name, out, shape, name)
+    return out0, out1
+
+
 @dataclasses.dataclass(frozen=True)
 class CountRejections:
     """A chunk's work: draw Poisson(size) outputs on each of d0 and d1 and count where `test` guesses D1.
@@ -80,12 +92,28 @@ class CountRejections:
     shape: tuple[int, ...]
 
     def __call__(self, size: int, seed: np.random.SeedSequence) -> np.ndarray:
-        out0, out1 = _draw_poissonized(self.mechanism, self.d0, self.d1, size, seed)
-        for out, name in ((out0, "on d0"), (out1, "on d1")):
-            if len(out):
-                check_shape(self.mechanism.name, out, self.shape, name)
+        out0, out1 = _draw_checked(self.mechanism, self.d0, self.d1, size, seed, self.shape)
         rejected = [np.count_nonzero(self.test.rejects(out)) if len(out) else 0 for out in (out0, out1)]
         return np.array([*rejected, len(out0), len(out1)], dtype=np.int64)
+
+
+@dataclasses.dataclass(frozen=True)
+class CountCells:
+    """A chunk's work for scalar outputs: draw Poisson(size) outputs on each of d0 and d1 and count them in `grid`'s cells.
+
+    Returns [cell counts of d0 outputs, cell counts of d1 outputs]
+    (`dpaudit.attacks.output_histogram.cell_counts`, 2G + 1 each).
+    """
+
+    mechanism: Mechanism
+    d0: Any
+    d1: Any
+    grid: np.ndarray
+    shape: tuple[int, ...]
+
+    def __call__(self, size: int, seed: np.random.SeedSequence) -> np.ndarray:
+        out0, out1 = _draw_checked(self.mechanism, self.d0, self.d1, size, seed, self.shape)
+        return np.concatenate([cell_counts(self.grid, out0), cell_counts(self.grid, out1)]).astype(np.int64)
 
 
 def _run_chunk(task: Task, index: int, size: int, child: np.random.SeedSequence, seed: int) -> np.ndarray:

@@ -20,15 +20,18 @@ import numpy as np
 from dp_accounting import dp_event
 from dpaudit.attacks.distinguish import Objective, distinct_outputs, is_discrete, select_test
 from dpaudit.attacks.held_out_counts import HeldOutCounts
+from dpaudit.attacks.output_histogram import OutputHistogram, cell_counts, grid_from
 from dpaudit.attacks.pair_search import InputSpace, search_pair
 from dpaudit.audit.advice import trials_for_violation
 from dpaudit.audit.auto_trials import AUTO, FIRST_ROUND, AutoBudget, audit_in_rounds
 from dpaudit.audit.estimators.held_out import held_out_assumption_bounds, held_out_lower_bound
+from dpaudit.audit.estimators.histogram_bands import histogram_gdp_bound, histogram_lower_bound
 from dpaudit.audit.reproducibility import global_streams, streams_warning
 from dpaudit.audit.result import AuditResult
 from dpaudit.audit.runner import (
     AuditInterrupted,
     Backend,
+    CountCells,
     CountRejections,
     chunk_sizes,
     draw,
@@ -53,7 +56,7 @@ from dpaudit.mechanisms.outputs import check_shape
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
 
 MIN_TRIALS = 10
-INTERVALS = ("two-rates", "ratio")
+INTERVALS = ("two-rates", "ratio", "bands")
 
 
 def _check_interval(interval: Any, delta: float) -> str:
@@ -203,6 +206,11 @@ def audit_mechanism(
       Needs about a third of the samples for the same bound, and flags an
       exactly tight correct mechanism in up to 1 − `confidence` of audits,
       as its confidence says.
+    - "bands" (scalar outputs): no held-out split; every output is counted
+      and the threshold test chosen after, its rates bounded by simultaneous
+      bands (`dpaudit.audit.estimators.histogram_bands`). Stronger where the
+      best test is a threshold (Gaussian noise at δ > 0), blind to leaks
+      only other tests see (`benchmarks/two_dataset_intervals.py`).
 
     `delta` defaults to the claim's δ. The same `seed` gives the same
     result, in process (default), on `workers` local Dask processes or on
@@ -226,7 +234,7 @@ def audit_mechanism(
         trials: outputs per dataset, or "auto" for rounds that stop at a verdict or `budget`.
         seed, confidence, delta: of the audit (δ defaults to the claim's).
         progress, workers, scheduler: a progress callback; local Dask processes or a cluster.
-        search, interval, budget: pair search, the interval ("two-rates" or "ratio"), the auto budget.
+        search, interval, budget: pair search, the interval ("two-rates", "ratio" or "bands"), the auto budget.
 
     Returns:
         An `AuditResult`: claim, theory upper bound, certified lower bound, verdict.
@@ -260,6 +268,10 @@ def audit_mechanism(
 
     shape = _output_shape(mechanism, d0, seed)
     elements = int(np.prod(shape, dtype=int))
+    if interval == "bands":
+        return _audit_bands(mechanism, d0, d1, shape=shape, trials=trials, seed=seed, confidence=confidence,
+                            delta=delta, backend=backend, progress=progress, start=start, streams=streams,
+                            search=({"trials": trials // 2, "d0": d0, "d1": d1} if search else None))
     kept, n_screen = _screen(mechanism, d0, d1, trials=trials, elements=elements, seed=seed)
     n_select, n_held = split_budget(trials - n_screen, elements if kept is None else kept.width())
     first = _selection_seed(seed) if kept is None else _selection_seed(seed).spawn(4)[3]
@@ -297,6 +309,59 @@ def audit_mechanism(
         partial = count(stop.counts, stop.trials, interrupted=True) if stop.trials else None
         raise AuditInterrupted(stop.counts, stop.trials, result=partial) from None
     return count(counts, n_held)
+
+
+def _audit_bands(mechanism: Mechanism, d0: Any, d1: Any, *, shape: tuple[int, ...], trials: int, seed: int,
+                 confidence: float, delta: float, backend: Backend, progress: Callable[[int], None] | None,
+                 start: float, streams: Any, search: dict | None) -> AuditResult:
+    """Return the audit of scalar outputs with every output counted and the threshold chosen after (`histogram_bands`).
+
+    Scalar means one number per output once `dpaudit.mechanisms.outputs` has
+    mapped it (text and categories become fixed codes, a valid order for
+    threshold tests; complex numbers become two numbers and are refused).
+
+    A first sample (the usual selection size) places the grid and is counted
+    too; the rest is drawn in seeded chunks on `backend`. The bands hold at
+    every grid threshold at once, so nothing is held out.
+    """
+    if int(np.prod(shape, dtype=int)) != 1:
+        raise InvalidParameterError(
+            f"The bands interval needs scalar outputs; mechanism '{mechanism.name}' returns outputs of shape {shape}."
+        )
+    n_first, n_rest = split_budget(trials)
+    out0, out1 = _selection(mechanism, d0, d1, n_first, _selection_seed(seed))
+    grid = grid_from(out0, out1)
+    first = np.concatenate([cell_counts(grid, out0), cell_counts(grid, out1)])
+    sizes = chunk_sizes(n_rest, per_chunk(1))
+    if progress:
+        progress(n_first)
+    warning = streams_warning(streams)
+    build = functools.partial(_build_band_result, mechanism, grid, delta=delta, confidence=confidence, seed=seed,
+                              start=start, search=search, warning=warning)
+    try:
+        counts = run_chunks(CountCells(mechanism, d0, d1, grid, shape), sizes, seeds(seed, len(sizes))[1:],
+                            name=mechanism.name, seed=seed, backend=backend, progress=progress)
+    except AuditInterrupted as stop:
+        partial = build(first + stop.counts, trials=n_first + stop.trials, interrupted=True)
+        raise AuditInterrupted(stop.counts, stop.trials, result=partial) from None
+    return build(first + counts, trials=trials)
+
+
+def _build_band_result(mechanism: Mechanism, grid: np.ndarray, counts: np.ndarray, *, trials: int, delta: float,
+                       confidence: float, seed: int, start: float, search: dict | None, warning: str | None,
+                       interrupted: bool = False) -> AuditResult:
+    """Return the result of the bands interval from the cell counts of every output drawn (about `trials` per dataset)."""
+    hist = OutputHistogram.from_vector(grid, counts)
+    lower = histogram_lower_bound(hist, delta=delta, confidence=confidence)
+    extra = {"pair_search": search, "interrupted": interrupted or None, "warning": warning}
+    details = {"held_out": trials, "selection": 0, **lower.details, **{k: v for k, v in extra.items() if v}}
+    lower = dataclasses.replace(lower, trials=trials, details=details)
+    secondary = (histogram_gdp_bound(hist, delta=delta, confidence=confidence),) if delta > 0.0 else ()
+    return AuditResult(
+        mechanism=mechanism.name, params=dict(mechanism.params), claim=mechanism.claim,
+        upper_bound=theory_upper_bound(mechanism, delta), lower_bound=lower, seconds=time.perf_counter() - start,
+        seed=seed, test=lower.details["test"], secondary=secondary,
+    )
 
 
 def _audit_auto(mechanism: Mechanism, d0: Any, d1: Any, *, budget: AutoBudget, seed: int, confidence: float,

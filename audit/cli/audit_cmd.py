@@ -118,6 +118,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--search", action="store_true",
                         help="search the neighbouring pair among StatDP's patterns (extra trials, separate seed stream)")
     parser.add_argument("--interval", choices=INTERVALS, default="two-rates",
-                        help="two-rates (default, conservative) or ratio (pure ε only: one exact interval on the ratio"
-                             " of Poisson counts, about a third of the samples for the same bound)")
+                        help="two-rates (default, conservative), ratio (pure ε only: one exact interval on the ratio"
+                             " of Poisson counts, about a third of the samples for the same bound) or bands (scalar"
+                             " outputs: no selection split, the threshold chosen after all outputs are counted)")
     parser.set_defaults(run=run)

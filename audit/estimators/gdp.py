@@ -62,10 +62,10 @@ def mu_lower_bound(fp: Any, n0: Any, fn: Any, n1: Any, *, beta: float) -> np.nda
 
 def _mu_bound_objective(fp: Any, n0: Any, fn: Any, n1: Any, *, beta: float) -> np.ndarray:
     """Return `mu_lower_bound` before its clamp at 0, for ranking tests that certify nothing."""
-    return _mu_from_rates(rate_upper_bound(fp, n0, beta / 2), rate_upper_bound(fn, n1, beta / 2))
+    return mu_from_rates(rate_upper_bound(fp, n0, beta / 2), rate_upper_bound(fn, n1, beta / 2))
 
 
-def _mu_from_rates(fpr_ub: Any, fnr_ub: Any) -> np.ndarray:
+def mu_from_rates(fpr_ub: Any, fnr_ub: Any) -> np.ndarray:
     """Return Φ⁻¹(1 − FPR_ub) − Φ⁻¹(FNR_ub), unclamped (−inf where a bound is 1).
 
     With upper confidence bounds on the rates of any test, a positive value
@@ -154,7 +154,7 @@ def gdp_lower_bound(
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
     test = select_threshold(
         obs, strategy=strategy, beta=beta, rng=np.random.default_rng(rng),
-        objective=_mu_from_rates,
+        objective=mu_from_rates,
     )
     return gdp_result(
         test.value, delta=delta, confidence=confidence, method="gdp", trials=test.n0 + test.n1,

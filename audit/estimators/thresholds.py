@@ -202,12 +202,24 @@ def _clopper_pearson(objective: RateObjective) -> CountBound:
     return bound
 
 
+def band_rate_bounds(fp: Any, n0: int, fn: Any, n1: int, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Return upper bounds on (FPR, FNR) of threshold tests from their counts, valid for every threshold at once.
+
+    `fp` of the `n0` D0 outputs (OUT scores) are on the guessed-D1 side of
+    each threshold and `fn` of the `n1` D1 outputs are not. Each class gets
+    a one-sided band (`bands.rate_band`) at β/2, so with probability ≥ 1 − β
+    every threshold's two rates lie below these values, whichever thresholds
+    are then looked at; the classes need not be independent (union bound).
+    """
+    return rate_band(n0, beta / 2)[np.asarray(fp)], rate_band(n1, beta / 2)[np.asarray(fn)]
+
+
 def _band_test(
     obs: Observations, strategy: SimultaneousBands, beta: float, objective: RateObjective
 ) -> ThresholdTest:
     thresholds = np.unique(np.append(obs.scores, np.inf))
     fp, n0, fn, n1 = error_counts(obs, thresholds)
-    fpr_upper, fnr_upper = rate_band(n0, beta / 2)[fp], rate_band(n1, beta / 2)[fn]
+    fpr_upper, fnr_upper = band_rate_bounds(fp, n0, fn, n1, beta)
     values = np.asarray(objective(fpr_upper, fnr_upper))
     best = int(np.argmax(values))
     return ThresholdTest(
