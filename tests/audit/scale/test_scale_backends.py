@@ -77,6 +77,13 @@ def test_local_cluster_and_scheduler_match_inline(scheduler):
     assert sum(seen) == TRIALS
 
 
+def test_bands_interval_on_a_cluster_matches_inline(scheduler):
+    mech = get_mechanism("gaussian")
+    inline = audit_mechanism(mech, trials=TRIALS, seed=11, interval="bands")
+    remote = audit_mechanism(mech, trials=TRIALS, seed=11, scheduler=scheduler, interval="bands")
+    assert without_time(remote) == without_time(inline)
+
+
 def test_other_seed_changes_the_counts(scheduler):
     mech = get_mechanism("laplace")
     a = audit_mechanism(mech, trials=TRIALS, seed=11, scheduler=scheduler)
