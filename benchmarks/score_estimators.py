@@ -8,8 +8,9 @@ computed from the exact rates at m scores per class. "peer" columns
 re-implement the method of jax_privacy's auditing module (Clopper–Pearson
 bounds with a Bonferroni correction over the thresholds on the ROC curve's
 convex hull; for GDP over twice the hull's size; for one-run, guesses of IN
-above each hull threshold), written here from its description, to compare
-on identical score sets. The one-run estimators
+above each hull threshold), written here from its source, to compare on
+identical score sets. "peer CP" takes both directions of the KOV bound, as
+ours does (its `one_sided=False`); "peer CP 1s" is its default, TPR/FPR only. The one-run estimators
 are given a one-run game drawn from the same laws: 2m canaries, each IN
 with probability 1/2. GDP-based columns hold only for Gaussian trade-offs.
 Then soundness counts: over many seeds, how often each estimator certifies
@@ -137,10 +138,14 @@ def _hull(obs: Observations) -> tuple[np.ndarray, np.ndarray]:
     return fn[keep], obs.n_out - tn[keep]
 
 
-def peer_cp(obs: Observations, seed: int) -> float:
+def peer_cp(obs: Observations, seed: int, one_sided: bool = False) -> float:
+    """The peer's Clopper–Pearson bound: both directions (its `one_sided=False`), or TPR/FPR only (its default)."""
     fn, fp = _hull(obs)
     each = BETA / fn.size / 2
     fpr, fnr = rate_upper_bound(fp, obs.n_out, each), rate_upper_bound(fn, obs.n_in, each)
+    if one_sided:
+        with np.errstate(divide="ignore"):
+            return float(max(0.0, np.max(np.log(np.maximum(1.0 - fnr - DELTA, 0.0) / fpr))))
     return float(np.max(epsilon_from_rates(fpr, fnr, DELTA)))
 
 
@@ -176,6 +181,7 @@ MULTI_RUN: dict[str, Callable[[Observations, int], float]] = {
     "split": lambda o, s: threshold_lower_bound(o, delta=DELTA, strategy=Split(), rng=s).epsilon,
     "bonf(20)": lambda o, s: threshold_lower_bound(o, delta=DELTA, strategy=Bonferroni(), rng=s).epsilon,
     "peer CP": peer_cp,
+    "peer CP 1s": lambda o, s: peer_cp(o, s, one_sided=True),
     "GDP bands": lambda o, s: gdp_lower_bound(o, delta=DELTA, strategy=SimultaneousBands(), rng=s).epsilon,
     "GDP split": lambda o, s: gdp_lower_bound(o, delta=DELTA, strategy=Split(), rng=s).epsilon,
     "peer GDP": peer_gdp,
