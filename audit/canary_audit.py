@@ -37,7 +37,7 @@ from dpaudit.audit.estimators.gdp import gdp_lower_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound
 from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
-from dpaudit.audit.estimators.thresholds import SimultaneousBands, ThresholdStrategy, threshold_lower_bound
+from dpaudit.audit.estimators.thresholds import DominatingPair, ThresholdStrategy, threshold_lower_bound
 from dpaudit.audit.render import fmt, key_value_table, plain_text
 from dpaudit.audit.result import CONSISTENT, VIOLATION, VIOLATION_UNDER_ASSUMPTION, refutes
 from dpaudit.audit.theory.upper_bound import UpperBound
@@ -314,7 +314,7 @@ def audit_canaries(
     norm: float | None = None,
     confidence: float = 0.95,
     delta: float | None = None,
-    strategy: ThresholdStrategy = SimultaneousBands(),
+    strategy: ThresholdStrategy = DominatingPair(),
     seed: int = 0,
 ) -> CanaryAuditResult:
     """Return the multi-run membership audit of `mech`: R runs, each with or without one canary.
@@ -414,7 +414,7 @@ def audit_observations(
     confidence: float = 0.95,
     k_plus: int | None = None,
     k_minus: int | None = None,
-    strategy: ThresholdStrategy = SimultaneousBands(),
+    strategy: ThresholdStrategy = DominatingPair(),
     claim: Claim | None = None,
     seed: int = 0,
     label: str = "saved scores",

@@ -38,7 +38,7 @@ from dpaudit.audit.canary_audit import (
     one_run_bound,
     seed_streams,
 )
-from dpaudit.audit.estimators.thresholds import SimultaneousBands, ThresholdStrategy
+from dpaudit.audit.estimators.thresholds import DominatingPair, ThresholdStrategy
 from dpaudit.audit.progress import trial_progress
 from dpaudit.audit.run_store import RunStore
 from dpaudit.audit.theory.upper_bound import UpperBound, upper_bound
@@ -87,7 +87,7 @@ def audit_dpsgd(
     delta: float | None = None,
     k_plus: int | None = None,
     k_minus: int | None = None,
-    strategy: ThresholdStrategy = SimultaneousBands(),
+    strategy: ThresholdStrategy = DominatingPair(),
     execution: Execution = Execution(),
     seed: int = 0,
 ) -> CanaryAuditResult:
@@ -106,7 +106,7 @@ def audit_dpsgd(
         estimator: "threshold" (default) or "gdp" multi-run; "one-run" (default) or "one-run-fdp".
         confidence, delta: of the lower bound (δ defaults to the claim's).
         k_plus, k_minus: one-run guess counts (default: a few, paid for).
-        strategy: how a multi-run threshold is paid for (default: simultaneous bands).
+        strategy: how a multi-run threshold is paid for (default: the dominating-pair test).
         execution: results folder and resume, Dask workers or scheduler, progress bar.
         seed: one seed for θ₀, the canaries, every run and the estimator.
 

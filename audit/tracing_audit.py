@@ -45,7 +45,7 @@ from dpaudit.audit.canary_audit import (
     one_run_bound,
     seed_streams,
 )
-from dpaudit.audit.estimators.thresholds import SimultaneousBands, ThresholdStrategy
+from dpaudit.audit.estimators.thresholds import DominatingPair, ThresholdStrategy
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.transforms import copies
@@ -120,7 +120,7 @@ def audit_tracing(
     delta: float | None = None,
     k_plus: int | None = None,
     k_minus: int | None = None,
-    strategy: ThresholdStrategy = SimultaneousBands(),
+    strategy: ThresholdStrategy = DominatingPair(),
     seed: int = 0,
 ) -> CanaryAuditResult:
     """Return the tracing audit of `mech`, a release of d statistics of n rows in {±1}^d.

@@ -177,11 +177,13 @@ def peer_gdp(obs: Observations, seed: int) -> float:
 
 
 MULTI_RUN: dict[str, Callable[[Observations, int], float]] = {
+    "pair": lambda o, s: threshold_lower_bound(o, delta=DELTA, rng=s).epsilon,
     "bands": lambda o, s: threshold_lower_bound(o, delta=DELTA, strategy=SimultaneousBands(), rng=s).epsilon,
     "split": lambda o, s: threshold_lower_bound(o, delta=DELTA, strategy=Split(), rng=s).epsilon,
     "bonf(20)": lambda o, s: threshold_lower_bound(o, delta=DELTA, strategy=Bonferroni(), rng=s).epsilon,
     "peer CP": peer_cp,
     "peer CP 1s": lambda o, s: peer_cp(o, s, one_sided=True),
+    "GDP pair": lambda o, s: gdp_lower_bound(o, delta=DELTA, rng=s).epsilon,
     "GDP bands": lambda o, s: gdp_lower_bound(o, delta=DELTA, strategy=SimultaneousBands(), rng=s).epsilon,
     "GDP split": lambda o, s: gdp_lower_bound(o, delta=DELTA, strategy=Split(), rng=s).epsilon,
     "peer GDP": peer_gdp,

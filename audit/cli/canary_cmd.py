@@ -135,7 +135,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_target_arguments(parser)
     parser.add_argument("--runs", type=int, default=10_000, help="number of runs (default 10^4)")
     parser.add_argument("--estimator", choices=MULTI_RUN_ESTIMATORS, default="threshold",
-                        help="threshold (simultaneous bands, assumption-free) or gdp (Gaussian trade-off assumption)")
+                        help="threshold (dominating-pair test, assumption-free) or gdp (Gaussian trade-off assumption)")
     parser.add_argument("--canary", choices=CANARY_MODES, default="auto",
                         help="fixed, random (fresh each run), pair (the mechanism's neighbouring pair), auto")
     parser.set_defaults(run=run)

@@ -16,6 +16,7 @@ from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound, one_r
 from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
 from dpaudit.audit.estimators.thresholds import (
     Bonferroni,
+    DominatingPair,
     SimultaneousBands,
     Split,
     ThresholdStrategy,
@@ -25,6 +26,7 @@ from dpaudit.audit.estimators.thresholds import (
 __all__ = [
     "GDP_ASSUMPTION",
     "Bonferroni",
+    "DominatingPair",
     "HeldOutCounts",
     "LowerBound",
     "Observations",

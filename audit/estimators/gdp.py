@@ -18,8 +18,9 @@ from typing import Any, Mapping
 import numpy as np
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
+from dpaudit.audit.estimators.dominating_pair import GaussianDP
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.estimators.thresholds import SimultaneousBands, ThresholdStrategy, select_threshold
+from dpaudit.audit.estimators.thresholds import DominatingPair, ThresholdStrategy, select_threshold
 from dpaudit.audit.theory.profiles import gdp_epsilon as profile_epsilon
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open, check_real
@@ -129,10 +130,14 @@ def gdp_lower_bound(
     *,
     delta: float,
     confidence: float = 0.95,
-    strategy: ThresholdStrategy = SimultaneousBands(),
+    strategy: ThresholdStrategy = DominatingPair(),
     rng: np.random.Generator | int,
 ) -> LowerBound:
-    """Return the GDP bound of the best threshold test on `obs`, paid for by `strategy` (bands by default).
+    """Return the GDP bound of the best threshold test on `obs`, paid for by `strategy`.
+
+    By default the test is calibrated on μ-GDP's dominating pair, the two
+    unit Gaussians μ apart (`dominating_pair`); the other strategies bound
+    the chosen test's FPR and FNR.
 
     With probability ≥ `confidence` the mechanism is not μ-GDP for μ <
     details['mu']; the ε is that of μ-GDP at `delta` and bounds the
@@ -141,7 +146,7 @@ def gdp_lower_bound(
     Args:
         obs: the scores (higher = member) with their truth.
         delta: > 0 (the ε of μ-GDP at δ = 0 is infinite); confidence: of the bound.
-        strategy: how the threshold is paid for; rng: for the split strategies.
+        strategy: how the threshold is paid for; rng: for the Monte Carlo replicates and the splits.
 
     Returns:
         A `LowerBound` (method "gdp") with μ in its details and the assumption named.
@@ -154,7 +159,7 @@ def gdp_lower_bound(
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
     test = select_threshold(
         obs, strategy=strategy, beta=beta, rng=np.random.default_rng(rng),
-        objective=mu_from_rates,
+        objective=mu_from_rates, envelope=GaussianDP(),
     )
     return gdp_result(
         test.value, delta=delta, confidence=confidence, method="gdp", trials=test.n0 + test.n1,

@@ -123,9 +123,12 @@ def make_guesses(
     """Return the outcome of each (k+, k−) rule on `obs`, with its level from `betas`, ties broken at random.
 
     Random tie-breaking keeps the guesses a function of the scores alone
-    (never of the canaries' order, which may follow the truth).
+    (never of the canaries' order, which may follow the truth). It draws from
+    a child stream of `rng` (`Generator.spawn`): a generator seeded like the
+    one that drew the game would otherwise reuse its draws and break ties
+    along the truth.
     """
-    order = rng.permutation(obs.size)
+    order = rng.spawn(1)[0].permutation(obs.size)
     ranked = order[np.argsort(-obs.scores[order], kind="stable")]
     in_among_top = np.concatenate([[0], np.cumsum(obs.truth[ranked])])
     n_in = int(in_among_top[-1])

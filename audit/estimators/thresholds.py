@@ -5,12 +5,15 @@ FNR = share of IN scores < t. Kairouz, Oh, Viswanath (ICML 2015, Thm 2.1) turn
 the rates of any fixed test into an ε lower bound; Jagielski, Ullman, Oprea
 (NeurIPS 2020) make it a confidence bound with Clopper–Pearson upper bounds.
 A threshold picked by looking at the same scores is not fixed, so its choice
-is paid for by one of three strategies, small frozen objects in the manner of
+is paid for by one of four strategies, small frozen objects in the manner of
 jax_privacy's auditing module:
 
-- `SimultaneousBands` (the default): upper bounds on FPR and FNR that hold
-  for every threshold at once (`bands.rate_band`, β/2 per class), so the
-  best threshold is chosen on all the canaries, with no split.
+- `DominatingPair` (the default): the threshold is chosen on all the
+  canaries and the ratio of its two rates is tested, calibrated on the worst
+  pair of score laws the null allows (`dominating_pair`, β/2 per direction).
+- `SimultaneousBands`: upper bounds on FPR and FNR that hold for every
+  threshold at once (`bands.rate_band`, β/2 per class), so the best
+  threshold is chosen on all the canaries, with no split.
 - `Split`: choose the threshold on a random selection part of the canaries,
   bound its rates on the other, untouched part (full β on one test).
 - `Bonferroni`: evaluate K thresholds fixed in advance (given, or quantiles of
@@ -26,6 +29,12 @@ import numpy as np
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.bands import calibrated_level, rate_band
 from dpaudit.audit.estimators.clopper_pearson import epsilon_objective, rate_upper_bound
+from dpaudit.audit.estimators.dominating_pair import (
+    DEFAULT_REPLICATES,
+    ApproximateDP,
+    Envelope,
+    rank_test,
+)
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
@@ -43,6 +52,29 @@ clamp that makes them all equal.
 
 CountBound = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float], np.ndarray]
 """`bound(fp, n0, fn, n1, beta)`: the objective at Clopper–Pearson bounds (β/2 per rate) of fixed tests."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DominatingPair:
+    """Choose the threshold on all the canaries; test its rates' ratio, calibrated on the null's worst pair.
+
+    Each direction of the test (IN above the threshold, or OUT below it)
+    gets β/2: the statistic is the best per-threshold ratio certificate, and
+    its null distribution is drawn by Monte Carlo (`replicates` draws) from
+    the dominating pair of (ε, δ)-DP or μ-GDP, which is exactly the worst
+    case for it (`dominating_pair`). The bound depends on the generator
+    passed to the estimator, as a split's does (see `select_threshold` for
+    why it draws from a child stream).
+    """
+
+    replicates: int = DEFAULT_REPLICATES
+
+    def __post_init__(self) -> None:
+        check_int(self.replicates, "replicates", "DominatingPair")
+
+    def describe(self) -> str:
+        """Return a short label for reports."""
+        return "dominating-pair"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,7 +152,7 @@ class Bonferroni:
         return f"bonferroni({self.count} quantiles of {self.fraction:g})"
 
 
-ThresholdStrategy = Union[SimultaneousBands, Split, Bonferroni]
+ThresholdStrategy = Union[DominatingPair, SimultaneousBands, Split, Bonferroni]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,16 +204,27 @@ def select_threshold(
     beta: float,
     rng: np.random.Generator,
     objective: RateObjective,
+    envelope: Envelope,
 ) -> ThresholdTest:
     """Return the best threshold test under `strategy`; its value (clamped at 0) holds w.p. ≥ 1 − beta.
 
-    Sound because every threshold's rate bounds hold at once
-    (`SimultaneousBands`), or the reported bound comes from canaries not used
-    to choose the threshold (`Split`), or it is the maximum of K bounds each
-    at β/K on thresholds fixed before the estimation scores (`Bonferroni`,
-    union bound).
+    `objective` turns rate bounds into the value and `envelope` names the
+    same null for `DominatingPair`. Sound because the test is calibrated on
+    the null's worst pair (`DominatingPair`), or every threshold's rate
+    bounds hold at once (`SimultaneousBands`), or the reported bound comes
+    from canaries not used to choose the threshold (`Split`), or it is the
+    maximum of K bounds each at β/K on thresholds fixed before the
+    estimation scores (`Bonferroni`, union bound).
+
+    Every strategy's randomness (a split, the test's tie-breaking and Monte
+    Carlo replicates) must be independent of the scores. It is drawn from a
+    child stream of `rng` (`Generator.spawn`), so an estimator given the seed
+    that also drew the scores does not reuse those draws.
     """
     obs.require_both_classes("A threshold estimator")
+    rng = rng.spawn(1)[0]
+    if isinstance(strategy, DominatingPair):
+        return _dominating_pair_test(obs, strategy, beta, rng, envelope)
     if isinstance(strategy, SimultaneousBands):
         return _band_test(obs, strategy, beta, objective)
     bound = _clopper_pearson(objective)
@@ -190,7 +233,7 @@ def select_threshold(
     if isinstance(strategy, Bonferroni):
         return _bonferroni_test(obs, strategy, beta, rng, bound)
     raise InvalidParameterError(
-        "The 'strategy' parameter must be a SimultaneousBands, a Split or a Bonferroni; "
+        "The 'strategy' parameter must be a DominatingPair, a SimultaneousBands, a Split or a Bonferroni; "
         f"got {strategy!r} instead."
     )
 
@@ -212,6 +255,35 @@ def band_rate_bounds(fp: Any, n0: int, fn: Any, n1: int, beta: float) -> tuple[n
     are then looked at; the classes need not be independent (union bound).
     """
     return rate_band(n0, beta / 2)[np.asarray(fp)], rate_band(n1, beta / 2)[np.asarray(fn)]
+
+
+def _dominating_pair_test(
+    obs: Observations, strategy: DominatingPair, beta: float, rng: np.random.Generator, envelope: Envelope
+) -> ThresholdTest:
+    """Return the better of the two directions, each a `rank_test` at β/2, as a test "score ≥ t".
+
+    IN above: the prefix "score ≥ t" holds n1 − fn IN and fp OUT scores.
+    OUT below: the prefix "score ≤ s" of the negated scores holds n0 − fp OUT
+    and fn IN scores; its test is "score ≥ t" at the next score t above s.
+    When the prefix splits tied scores, the test is randomized at t (or s)
+    and the counts are its own (`randomized_at_ties`).
+    """
+    n0, n1 = obs.n_out, obs.n_in
+    common = dict(envelope=envelope, beta=beta / 2, replicates=strategy.replicates, rng=rng)
+    above = rank_test(obs.in_scores, obs.out_scores, **common)
+    below = rank_test(-obs.out_scores, -obs.in_scores, **common)
+    if above.value >= below.value:
+        threshold, fp, fn, best = above.threshold, above.low_count, n1 - above.high_count, above
+    else:
+        higher = obs.scores[obs.scores > -below.threshold]
+        threshold = float(higher.min()) if higher.size else np.inf
+        fp, fn, best = n0 - below.high_count, below.low_count, below
+    return ThresholdTest(
+        threshold=threshold, value=best.value, fp=fp, n0=n0, fn=fn, n1=n1, beta=beta / 2,
+        tried=int(np.unique(obs.scores).size), strategy=strategy.describe(),
+        extra={"direction": "IN above" if best is above else "OUT below", "replicates": best.replicates,
+               "checkpoints": best.checkpoints, "randomized_at_ties": best.splits_ties},
+    )
 
 
 def _band_test(
@@ -306,34 +378,40 @@ def _split_both(
     return selection, estimation
 
 
+_METHODS = {DominatingPair: "dominating-pair", SimultaneousBands: "simultaneous-band"}
+
+
 def threshold_lower_bound(
     obs: Observations,
     *,
     delta: float,
     confidence: float = 0.95,
-    strategy: ThresholdStrategy = SimultaneousBands(),
+    strategy: ThresholdStrategy = DominatingPair(),
     rng: np.random.Generator | int,
 ) -> LowerBound:
     """Return the assumption-free (ε, δ) lower bound of the best threshold test on `obs`.
 
     With probability ≥ `confidence`, the mechanism that produced the scores is
-    not (ε', δ)-DP for any ε' < the returned ε (KOV Thm 2.1 with upper
-    confidence bounds on FPR and FNR, β = 1 − confidence, the threshold paid
-    for by `strategy`: simultaneous bands by default, or Clopper–Pearson
-    bounds at β/2 each after a split or a Bonferroni correction). Sound when
-    the IN scores are i.i.d. and the OUT scores are i.i.d. draws of the
-    mechanism's output on the two neighbouring inputs, as in a multi-run
-    membership game.
+    not (ε', δ)-DP for any ε' < the returned ε (β = 1 − confidence). By
+    default the threshold is chosen on all the scores and the ratio of its
+    rates is tested against the (ε, δ)-DP envelope of Kairouz, Oh, Viswanath
+    (ICML 2015, Thm 2.1), calibrated on its dominating pair
+    (`dominating_pair`); the other strategies bound FPR and FNR separately:
+    simultaneous bands, or Clopper–Pearson bounds at β/2 each after a split
+    or a Bonferroni correction (Jagielski, Ullman, Oprea, NeurIPS 2020).
+    Sound when the IN scores are i.i.d. and the OUT scores are i.i.d. draws
+    of the mechanism's output on the two neighbouring inputs, as in a
+    multi-run membership game.
 
     Args:
         obs: the scores (higher = member) with their truth.
         delta, confidence: of the bound.
-        strategy: `SimultaneousBands` (default), `Split` or `Bonferroni`.
-        rng: for the split strategies.
+        strategy: `DominatingPair` (default), `SimultaneousBands`, `Split` or `Bonferroni`.
+        rng: for the Monte Carlo replicates and the split strategies.
 
     Returns:
-        A `LowerBound` (method "simultaneous-band", or "clopper-pearson" after a split or Bonferroni)
-        naming the test and its counts.
+        A `LowerBound` (method "dominating-pair", "simultaneous-band", or "clopper-pearson" after a
+        split or Bonferroni) naming the test and its counts.
 
     Raises:
         InvalidParameterError: for observations without both classes or bad parameters.
@@ -342,11 +420,11 @@ def threshold_lower_bound(
     beta = 1.0 - check_probability_open(confidence, "confidence", "threshold_lower_bound")
     test = select_threshold(
         obs, strategy=strategy, beta=beta, rng=np.random.default_rng(rng),
-        objective=lambda fpr, fnr: epsilon_objective(fpr, fnr, delta),
+        objective=lambda fpr, fnr: epsilon_objective(fpr, fnr, delta), envelope=ApproximateDP(delta),
     )
-    method = "simultaneous-band" if isinstance(strategy, SimultaneousBands) else "clopper-pearson"
     return LowerBound(
-        epsilon=test.value, confidence=confidence, method=method, delta=delta,
+        epsilon=test.value, confidence=confidence, method=_METHODS.get(type(strategy), "clopper-pearson"),
+        delta=delta,
         trials=test.n0 + test.n1, fpr=test.fp / test.n0, fnr=test.fn / test.n1,
         details={"canaries": obs.size, **test.details()},
     )

@@ -38,7 +38,7 @@ def test_saved_scores_against_a_claim_give_exit_status_one(tmp_path, capsys):
     path = _separated_scores(1).save(tmp_path / "scores.json")
     assert main(["canary", "--scores", str(path), "--epsilon", "0.5", "--json"]) == 1
     data = _json(capsys)
-    assert data["verdict"] == "violation" and data["estimator"] == "simultaneous-band"
+    assert data["verdict"] == "violation" and data["estimator"] == "dominating-pair"
     assert data["lower_bound"]["epsilon"] > 0.5
 
 

@@ -15,7 +15,13 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.gdp import gdp_lower_bound
 from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound
 from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
-from dpaudit.audit.estimators.thresholds import Bonferroni, SimultaneousBands, Split, threshold_lower_bound
+from dpaudit.audit.estimators.thresholds import (
+    Bonferroni,
+    DominatingPair,
+    SimultaneousBands,
+    Split,
+    threshold_lower_bound,
+)
 from scipy.stats import binom
 
 BETA = 0.05
@@ -34,6 +40,8 @@ def _gdp(strategy):
 
 
 ESTIMATORS = {
+    "threshold-dominating-pair": _threshold(DominatingPair()),
+    "gdp-dominating-pair": _gdp(DominatingPair()),
     "threshold-bands": _threshold(SimultaneousBands()),
     "threshold-split": _threshold(Split()),
     "threshold-bonferroni": _threshold(Bonferroni()),
@@ -42,7 +50,7 @@ ESTIMATORS = {
     "one-run": lambda obs, rng: one_run_lower_bound(obs, delta=0.0, rng=rng).epsilon,
     "one-run-fdp": lambda obs, rng: one_run_fdp_lower_bound(obs, delta=1e-5, rng=rng).details["mu"],
 }
-GDP = {"gdp-bands", "gdp-split", "one-run-fdp"}
+GDP = {"gdp-dominating-pair", "gdp-bands", "gdp-split", "one-run-fdp"}
 ONE_RUN = {"one-run", "one-run-fdp"}
 
 
