@@ -4,7 +4,8 @@ Every row is a law of attack scores: OUT scores from P0, IN scores from P1,
 m of each, 20 seeds. For each estimator the mean bound over the seeds is
 printed, with the true ε at δ where it is known and the oracle: the best
 single threshold known in advance, its Clopper–Pearson bound (β/2 per rate)
-computed from the exact rates at m scores per class. "peer" columns
+computed from the exact rates at m scores per class. "pair" columns are the
+default strategy (the dominating-pair test), "bands" the previous one. "peer" columns
 re-implement the method of jax_privacy's auditing module (Clopper–Pearson
 bounds with a Bonferroni correction over the thresholds on the ROC curve's
 convex hull; for GDP over twice the hull's size; for one-run, guesses of IN
@@ -16,9 +17,10 @@ with probability 1/2. GDP-based columns hold only for Gaussian trade-offs.
 Then soundness counts: over many seeds, how often each estimator certifies
 ε > 0 on null scores, or more than the truth on exactly tight scores.
 
-Run: python benchmarks/score_estimators.py            (every law at m ∈ {10², 10³, 10⁴}: about a minute)
+Run: python benchmarks/score_estimators.py            (every law at m ∈ {10², 10³, 10⁴}: a few minutes)
      python benchmarks/score_estimators.py --full     (m = 10⁵ too, without the peer's one-run columns there,
-                                                       and soundness over 1000 seeds of 2·10³ canaries)
+                                                       and soundness over 1000 seeds of 2·10³ canaries:
+                                                       about a quarter of an hour)
 """
 
 from __future__ import annotations

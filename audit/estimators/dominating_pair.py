@@ -75,15 +75,26 @@ DENSE = 40
 """Every IN count up to this rank is a checkpoint."""
 RATIO = 1.02
 """Beyond it, checkpoint ranks grow geometrically by this ratio (a count is rounded down to the previous)."""
-NOMINAL_LEVEL = 0.001
-"""The level of the per-prefix interval in ψ; it sets the test's shape, not its validity."""
-DEFAULT_REPLICATES = 4_000
-"""Monte Carlo replicates of the dominating pair."""
+EPSILON_LEVEL = 0.001
+"""The level of the per-prefix interval in the (ε, δ) ψ; it sets the test's shape, not its validity."""
+MU_LEVEL = 0.002
+"""The same for the μ-GDP ψ. Both were chosen on `benchmarks/score_estimators.py`'s laws."""
+EXCEEDANCES = 20
+"""Replicates below the bound that the default count keeps at least: R = max(`MIN_REPLICATES`, 20/β)."""
+MIN_REPLICATES = 4_000
+"""The fewest Monte Carlo replicates of the dominating pair by default (β = 0.025: 4000, 100 below the bound)."""
+CHUNK = 8_192
+"""Replicates drawn at once, to keep memory flat at small β."""
 
 
-def _clopper_pearson_lower(count: np.ndarray, total: np.ndarray) -> np.ndarray:
-    """Return the one-sided Clopper–Pearson lower bound of count/total at `NOMINAL_LEVEL` (0 at count 0)."""
-    return np.where(count > 0, betaincinv(np.maximum(count, 1), total - count + 1.0, NOMINAL_LEVEL), 0.0)
+def default_replicates(beta: float) -> int:
+    """Return the default number of Monte Carlo replicates for a test at level β."""
+    return max(MIN_REPLICATES, math.ceil(EXCEEDANCES / beta))
+
+
+def _clopper_pearson_lower(count: np.ndarray, total: np.ndarray, level: float) -> np.ndarray:
+    """Return the one-sided Clopper–Pearson lower bound of count/total at `level` (0 at count 0)."""
+    return np.where(count > 0, betaincinv(np.maximum(count, 1), total - count + 1.0, level), 0.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,10 +108,10 @@ class ApproximateDP:
         """Return ψ(a, b) = log(r/(1 − r)) + log(n_low/n_high), r the Clopper–Pearson lower bound of a/(a + b).
 
         The log-ratio of the two classes' rates that a prefix holding `a` of
-        `n_high` and `b` of `n_low` scores certifies alone at `NOMINAL_LEVEL`
+        `n_high` and `b` of `n_low` scores certifies alone at `EPSILON_LEVEL`
         (the conditional test of two Poisson rates); −inf when a = 0.
         """
-        lower = _clopper_pearson_lower(a, a + b)
+        lower = _clopper_pearson_lower(a, a + b, EPSILON_LEVEL)
         with np.errstate(divide="ignore"):
             return np.log(lower) - np.log1p(-lower) + math.log(n_low / n_high)
 
@@ -121,11 +132,11 @@ class GaussianDP:
     def certificate(a: np.ndarray, b: np.ndarray, n_high: int, n_low: int) -> np.ndarray:
         """Return ψ(a, b) = Φ⁻¹(TPR₋) − Φ⁻¹(FPR₊), Clopper–Pearson bounds of a/n_high and b/n_low.
 
-        The μ that a prefix certifies alone with each rate at `NOMINAL_LEVEL`
+        The μ that a prefix certifies alone with each rate at `MU_LEVEL`
         (Nasr et al., USENIX Security 2023); −inf when a = 0 or b = n_low.
         """
-        fpr_upper = 1.0 - _clopper_pearson_lower(n_low - b, np.full_like(b, n_low))
-        return ndtri(_clopper_pearson_lower(a, np.full_like(a, n_high))) - ndtri(fpr_upper)
+        fpr_upper = 1.0 - _clopper_pearson_lower(n_low - b, np.full_like(b, n_low), MU_LEVEL)
+        return ndtri(_clopper_pearson_lower(a, np.full_like(a, n_high), MU_LEVEL)) - ndtri(fpr_upper)
 
     def critical(self, w: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Return the least μ ≥ 0 with Φ(Φ⁻¹(u) + μ) ≥ w."""
@@ -233,8 +244,25 @@ def rank_test(
     if statistic == -np.inf or counts.max() >= low.size:
         return RankTest(value=0.0, **test)
     reachable = counts >= 0
-    w = uniform_order_statistics(rng, ranks[reachable], high.size, replicates)
-    low_ranks, columns = np.unique(counts[reachable] + 1, return_inverse=True)
-    u = uniform_order_statistics(rng, low_ranks, low.size, replicates)[:, columns]
-    critical = envelope.critical(w, u).min(axis=1)
+    critical = _critical_values(envelope, ranks[reachable], counts[reachable] + 1, high.size, low.size,
+                                replicates, rng)
     return RankTest(value=float(np.partition(critical, cut - 1)[cut - 1]), **test)
+
+
+def _critical_values(
+    envelope: Envelope, high_ranks: np.ndarray, low_ranks: np.ndarray, n_high: int, n_low: int,
+    replicates: int, rng: np.random.Generator,
+) -> np.ndarray:
+    """Return each replicate's least null parameter at which the dominating pair reaches the statistic.
+
+    A replicate reaches it at θ when, for some checkpoint k, the
+    `high_ranks[k]`-th high placement lies below the `low_ranks[k]`-th low one.
+    """
+    distinct, columns = np.unique(low_ranks, return_inverse=True)
+    chunks = []
+    for start in range(0, replicates, CHUNK):
+        size = min(CHUNK, replicates - start)
+        w = uniform_order_statistics(rng, high_ranks, n_high, size)
+        u = uniform_order_statistics(rng, distinct, n_low, size)[:, columns]
+        chunks.append(envelope.critical(w, u).min(axis=1))
+    return np.concatenate(chunks)

@@ -29,12 +29,7 @@ import numpy as np
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.bands import calibrated_level, rate_band
 from dpaudit.audit.estimators.clopper_pearson import epsilon_objective, rate_upper_bound
-from dpaudit.audit.estimators.dominating_pair import (
-    DEFAULT_REPLICATES,
-    ApproximateDP,
-    Envelope,
-    rank_test,
-)
+from dpaudit.audit.estimators.dominating_pair import ApproximateDP, Envelope, default_replicates, rank_test
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
@@ -60,17 +55,19 @@ class DominatingPair:
 
     Each direction of the test (IN above the threshold, or OUT below it)
     gets β/2: the statistic is the best per-threshold ratio certificate, and
-    its null distribution is drawn by Monte Carlo (`replicates` draws) from
-    the dominating pair of (ε, δ)-DP or μ-GDP, which is exactly the worst
-    case for it (`dominating_pair`). The bound depends on the generator
+    its null distribution is drawn by Monte Carlo (`replicates` draws; by
+    default 4000, or 20/level when that is more) from the dominating pair
+    of (ε, δ)-DP or μ-GDP, which is exactly the worst case for it
+    (`dominating_pair`). The bound depends on the generator
     passed to the estimator, as a split's does (see `select_threshold` for
     why it draws from a child stream).
     """
 
-    replicates: int = DEFAULT_REPLICATES
+    replicates: int | None = None
 
     def __post_init__(self) -> None:
-        check_int(self.replicates, "replicates", "DominatingPair")
+        if self.replicates is not None:
+            check_int(self.replicates, "replicates", "DominatingPair")
 
     def describe(self) -> str:
         """Return a short label for reports."""
@@ -269,7 +266,8 @@ def _dominating_pair_test(
     and the counts are its own (`randomized_at_ties`).
     """
     n0, n1 = obs.n_out, obs.n_in
-    common = dict(envelope=envelope, beta=beta / 2, replicates=strategy.replicates, rng=rng)
+    replicates = strategy.replicates or default_replicates(beta / 2)
+    common = dict(envelope=envelope, beta=beta / 2, replicates=replicates, rng=rng)
     above = rank_test(obs.in_scores, obs.out_scores, **common)
     below = rank_test(-obs.out_scores, -obs.in_scores, **common)
     if above.value >= below.value:

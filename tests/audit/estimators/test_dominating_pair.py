@@ -158,6 +158,14 @@ def test_too_few_replicates_is_one_sentence():
         threshold_lower_bound(obs, delta=0.0, strategy=DominatingPair(replicates=10), rng=0)
 
 
+def test_default_replicates_keep_twenty_below_the_bound_at_any_confidence():
+    assert dp.default_replicates(0.025) == dp.MIN_REPLICATES
+    assert dp.default_replicates(5e-4) == 40_000
+    obs = Observations.from_in_out(np.arange(30.0) + 30, np.arange(30.0))
+    lb = threshold_lower_bound(obs, delta=1e-5, confidence=0.999, rng=0)
+    assert lb.details["replicates"] == 40_000 and lb.epsilon > 0.0
+
+
 def test_same_seed_same_bound():
     rng = np.random.default_rng(5)
     obs = Observations.from_in_out(rng.normal(1.0, 1.0, 100), rng.normal(size=100))
