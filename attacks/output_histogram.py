@@ -46,7 +46,12 @@ def cell_counts(grid: np.ndarray, outputs: np.ndarray) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class OutputHistogram:
-    """Cell counts of the outputs on d0 (`cells0`) and d1 (`cells1`) against a `grid` fixed before they were counted."""
+    """Cell counts of the outputs on d0 (`cells0`) and d1 (`cells1`) against a `grid`.
+
+    The grid may come from some of the counted outputs (the two-dataset audit
+    places it on its first sample): the bands that bound its tests hold at
+    every threshold at once, so that choice costs nothing.
+    """
 
     grid: np.ndarray
     cells0: np.ndarray

@@ -278,7 +278,7 @@ def _dominating_pair_test(
         fp, fn, best = n0 - below.high_count, below.low_count, below
     return ThresholdTest(
         threshold=threshold, value=best.value, fp=fp, n0=n0, fn=fn, n1=n1, beta=beta / 2,
-        tried=int(np.unique(obs.scores).size), strategy=strategy.describe(),
+        tried=obs.size, strategy=strategy.describe(),
         extra={"direction": "IN above" if best is above else "OUT below", "replicates": best.replicates,
                "checkpoints": best.checkpoints, "randomized_at_ties": best.splits_ties},
     )
