@@ -10,10 +10,13 @@ the rest: r = k+ + k− guesses, v of them correct. If the mechanism is
     P[W ≥ v] ≤ f(v) + 2mδ · max_{1≤i≤v} (f(v−i) − f(v)) / i,
     f(v) = P[Binomial(r, e^ε/(1+e^ε)) ≥ v].
 
-The right side is a p-value for the hypothesis "(ε, δ)-DP"; the bound is
-the largest ε it rejects at level β = 1 − confidence. k+ and k− must be
-fixed before the scores are seen, or chosen from a small fixed list with
-the choice paid for (Bonferroni: β divided by the length of the list).
+The right side is a p-value for the hypothesis "(ε, δ)-DP"; so is the
+coupling bound of `one_run_coupling`, which bounds the same tail and is far
+smaller where mδ is large against β. The estimator rejects at an ε when
+either does (their minimum is a p-value too) and reports the largest ε
+rejected at level β = 1 − confidence. k+ and k− must be fixed before the
+scores are seen, or chosen from a small fixed list with the choice paid for
+(Bonferroni: β divided by the length of the list).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.lower_bound import LowerBound
+from dpaudit.audit.estimators.one_run_coupling import coupling_epsilon
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
 from scipy.optimize import brentq
@@ -33,10 +37,10 @@ from scipy.stats import binom
 GAME_REQUIREMENT = "each canary included independently with probability 1/2"
 GUESS_FRACTIONS = (0.1, 0.2, 0.5, 1.0)
 """Balanced default rules: r = this share of m, half IN and half OUT guesses."""
-SPARSE_SHARE = 0.2
+SPARSE_SHARE = 0.35
 """Share of β the default rules spend on IN-only guesses of the top scores (a leak confined to a few canaries)."""
-SPARSE_SMALLEST = 4
-"""The fewest IN-only guesses a default rule makes (a handful of correct ones can certify a μ under f-DP)."""
+SPARSE_SMALLEST = 8
+"""The fewest IN-only guesses a default rule makes: k of k right has chance 2^−k with no leak, too much below 8."""
 
 
 def default_guess_counts(m: int) -> list[tuple[int, int]]:
@@ -76,6 +80,11 @@ class Guesses:
     def guesses(self) -> int:
         """Return r = k+ + k−, the number of canaries guessed (the rest abstained on)."""
         return self.k_plus + self.k_minus
+
+    @property
+    def sides(self) -> int:
+        """Return the number of directions guessed: 1 (IN only or OUT only) or 2."""
+        return int(self.k_plus > 0) + int(self.k_minus > 0)
 
     def details(self) -> dict[str, Any]:
         """Return the evidence for `LowerBound.details`."""
@@ -186,20 +195,34 @@ def one_run_epsilon(*, canaries: int, guesses: int, correct: int, delta: float,
     )
 
 
-def best_of_guesses(
-    outcomes: Sequence[Guesses], bound: Callable[[Guesses], float],
-    still_rejects: Callable[[Guesses, float], bool],
-) -> tuple[Guesses, float]:
-    """Return the outcome with the largest `bound(outcome)` and that bound (0 if none rejects).
+def rule_epsilon(guesses: Guesses, *, canaries: int, delta: float, floor: float = 0.0) -> float:
+    """Return the largest ε one rule rejects at its level, by Steinke–Nasr–Jagielski's bound or the coupling bound.
 
-    Outcomes that do not reject at the best value so far are skipped
-    (`still_rejects(outcome, best)` False), as their bound cannot exceed it.
+    Valid at level `guesses.beta`: both bound the tail of the same count, so
+    their minimum does (see `one_run_coupling`). Only ε above `floor` is
+    searched (0 is returned when none is rejected there): their p-value rises
+    with ε, so it rejects above `floor` only if it rejects at `floor`.
+    """
+    kwargs = dict(canaries=canaries, guesses=guesses.guesses, correct=guesses.correct,
+                  delta=delta, beta=guesses.beta)
+    rejects_floor = one_run_p_value(epsilon=floor, **{k: v for k, v in kwargs.items() if k != "beta"}) < guesses.beta
+    theorem = one_run_epsilon(**kwargs) if rejects_floor else 0.0
+    return max(theorem, coupling_epsilon(sides=guesses.sides, above=max(theorem, floor), **kwargs))
+
+
+def best_of_guesses(
+    outcomes: Sequence[Guesses], bound: Callable[[Guesses, float], float]
+) -> tuple[Guesses, float]:
+    """Return the outcome with the largest bound and that bound (0 if none rejects).
+
+    `bound(outcome, floor)` returns the outcome's bound, or any value ≤ floor
+    (the best so far) when it cannot exceed it, which lets it skip the search.
     """
     best, best_value = outcomes[0], 0.0
     for outcome in outcomes:
-        if outcome.correct == 0 or (best_value > 0.0 and not still_rejects(outcome, best_value)):
+        if outcome.correct == 0:
             continue
-        value = bound(outcome)
+        value = bound(outcome, best_value)
         if value > best_value:
             best, best_value = outcome, value
     return best, best_value
@@ -216,9 +239,11 @@ def one_run_lower_bound(
     """Return the assumption-free one-run ε lower bound (Steinke, Nasr, Jagielski 2023).
 
     `guess_counts` lists the (k+, k−) rules, fixed before the scores were
-    seen; β = 1 − confidence is split evenly among them (Bonferroni) and the
-    best is reported. None means `default_guess_counts(m)`, with β split as
-    `check_guess_counts` says (weighted Bonferroni). With probability ≥ `confidence`,
+    seen; β = 1 − confidence is split evenly among them (Bonferroni), each
+    rule's bound is `rule_epsilon` (their theorem or the coupling bound of
+    `one_run_coupling`, whichever rejects more) and the best is reported.
+    None means `default_guess_counts(m)`, with β split as `check_guess_counts`
+    says (weighted Bonferroni). With probability ≥ `confidence`,
     the mechanism is not (ε', δ)-DP with respect to one canary for any ε' <
     the returned ε, provided the truth was drawn as the game requires (each
     canary included independently with probability 1/2).
@@ -243,15 +268,8 @@ def one_run_lower_bound(
     outcomes = make_guesses(obs, guess_counts=pairs, betas=beta * shares,
                             rng=np.random.default_rng(rng))
 
-    def p_value(g: Guesses, eps: float) -> float:
-        return one_run_p_value(canaries=obs.size, guesses=g.guesses, correct=g.correct,
-                               epsilon=eps, delta=delta)
-
     best, epsilon = best_of_guesses(
-        outcomes,
-        bound=lambda g: one_run_epsilon(canaries=obs.size, guesses=g.guesses,
-                                           correct=g.correct, delta=delta, beta=g.beta),
-        still_rejects=lambda g, eps: p_value(g, eps) <= g.beta,
+        outcomes, bound=lambda g, floor: rule_epsilon(g, canaries=obs.size, delta=delta, floor=floor)
     )
     return LowerBound(
         epsilon=epsilon, confidence=confidence, method="one-run", delta=delta, trials=obs.size,

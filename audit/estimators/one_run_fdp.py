@@ -119,16 +119,13 @@ def one_run_fdp_lower_bound(
     outcomes = make_guesses(obs, guess_counts=pairs, betas=beta * shares,
                             rng=np.random.default_rng(rng))
 
-    def excess(g: Guesses, mu: float) -> float:
-        return gdp_excess(canaries=obs.size, guesses=g.guesses, correct=g.correct, beta=g.beta,
-                          mu=mu)
+    def bound(g: Guesses, floor: float) -> float:
+        kwargs = dict(canaries=obs.size, guesses=g.guesses, correct=g.correct, beta=g.beta)
+        if floor > 0.0 and gdp_excess(mu=floor, **kwargs) <= 0.0:
+            return 0.0
+        return one_run_fdp_mu(**kwargs)
 
-    best, mu = best_of_guesses(
-        outcomes,
-        bound=lambda g: one_run_fdp_mu(canaries=obs.size, guesses=g.guesses,
-                                       correct=g.correct, beta=g.beta),
-        still_rejects=lambda g, m: excess(g, m) > 0.0,
-    )
+    best, mu = best_of_guesses(outcomes, bound=bound)
     return gdp_result(
         mu, delta=delta, confidence=confidence, method="one-run-fdp", trials=obs.size,
         details={"canaries": obs.size, **best.details(), **candidate_details(pairs, beta * shares),

@@ -5,11 +5,14 @@ import pytest
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.gdp import gdp_epsilon
 from dpaudit.audit.estimators.one_run_binomial import (
+    Guesses,
     make_guesses,
     one_run_epsilon,
     one_run_lower_bound,
     one_run_p_value,
+    rule_epsilon,
 )
+from dpaudit.audit.estimators.one_run_coupling import coupling_epsilon
 from dpaudit.mechanisms.errors import DPAuditError
 from scipy.special import expit
 from scipy.stats import binom, norm
@@ -113,3 +116,14 @@ def test_invalid_guess_counts_raise(guess_counts):
     obs = Observations(scores=np.arange(200.0), truth=np.arange(200) % 2 == 0)
     with pytest.raises(DPAuditError):
         one_run_lower_bound(obs, delta=1e-5, guess_counts=guess_counts, rng=0)
+
+
+@pytest.mark.parametrize("k_plus, k_minus, correct, beta", [(78, 0, 78, 0.01), (1000, 1000, 1900, 0.001),
+                                                              (100, 100, 150, 0.05)])
+def test_a_rule_gets_the_larger_of_the_two_inversions_and_skips_what_it_cannot_beat(k_plus, k_minus, correct, beta):
+    g = Guesses(k_plus=k_plus, k_minus=k_minus, correct=correct, beta=beta)
+    kw = dict(canaries=20_000, guesses=g.guesses, correct=correct, delta=1e-5, beta=beta)
+    value = rule_epsilon(g, canaries=20_000, delta=1e-5)
+    assert value == pytest.approx(max(one_run_epsilon(**kw), coupling_epsilon(sides=g.sides, **kw)), abs=1e-6)
+    assert rule_epsilon(g, canaries=20_000, delta=1e-5, floor=value / 2) == pytest.approx(value, abs=1e-6)
+    assert rule_epsilon(g, canaries=20_000, delta=1e-5, floor=value + 1e-3) <= value
