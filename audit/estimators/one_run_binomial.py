@@ -203,11 +203,11 @@ def rule_epsilon(guesses: Guesses, *, canaries: int, delta: float, floor: float 
     searched (0 is returned when none is rejected there): their p-value rises
     with ε, so it rejects above `floor` only if it rejects at `floor`.
     """
-    kwargs = dict(canaries=canaries, guesses=guesses.guesses, correct=guesses.correct,
-                  delta=delta, beta=guesses.beta)
-    rejects_floor = one_run_p_value(epsilon=floor, **{k: v for k, v in kwargs.items() if k != "beta"}) < guesses.beta
-    theorem = one_run_epsilon(**kwargs) if rejects_floor else 0.0
-    return max(theorem, coupling_epsilon(sides=guesses.sides, above=max(theorem, floor), **kwargs))
+    counts = dict(canaries=canaries, guesses=guesses.guesses, correct=guesses.correct, delta=delta)
+    level = guesses.beta
+    rejects_floor = one_run_p_value(epsilon=floor, **counts) < level
+    theorem = one_run_epsilon(beta=level, **counts) if rejects_floor else 0.0
+    return max(theorem, coupling_epsilon(beta=level, sides=guesses.sides, above=max(theorem, floor), **counts))
 
 
 def best_of_guesses(

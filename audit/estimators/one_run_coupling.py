@@ -80,7 +80,9 @@ def coupling_p_value(*, canaries: int, guesses: int, correct: int, epsilon: floa
     The p-value of "(ε, δ)-DP with respect to each canary" after `correct` (v)
     of `guesses` (r) right among `canaries` (m), guessing in `sides` (s)
     directions, by the coupling in the module docstring; b runs over
-    `_slacks(v)` (a minimum over any fixed set of slacks is valid).
+    `_slacks(v)`. Each b bounds the tail on its own, and the set of slacks
+    only grows with v, so the minimum still falls as v grows (what the
+    p-value argument needs).
     """
     if correct == 0:
         return 1.0
