@@ -47,7 +47,7 @@ def _interrupt(out: Path, sig: int, after: int) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(child.args, child.returncode, stdout, stderr)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+@pytest.mark.parametrize("sig", [signal.SIGINT, pytest.param(signal.SIGKILL, marks=pytest.mark.slow)])
 def test_resume_after_an_interruption_gives_the_uninterrupted_json(tmp_path, capsys, sig):
     expected = _json(ARGS + ["--out", str(tmp_path / "whole")], capsys)
     stopped = _interrupt(tmp_path / "cut", sig, after=20)
