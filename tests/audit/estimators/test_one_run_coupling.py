@@ -1,9 +1,18 @@
 """Coupling tail bound for one-run auditing with δ: formula, inversion, soundness where δ matters."""
 
+import itertools
+
 import numpy as np
 import pytest
 from dpaudit.audit.estimators.one_run_binomial import one_run_epsilon
-from dpaudit.audit.estimators.one_run_coupling import coupling_epsilon, coupling_p_value
+from dpaudit.audit.estimators.one_run_coupling import (
+    PRICES,
+    _adversary_bounds,
+    _slack_bounds,
+    coupling_epsilon,
+    coupling_p_value,
+)
+from scipy.optimize import linprog
 from scipy.special import expit
 from scipy.stats import binom
 
@@ -18,13 +27,69 @@ def _all_slacks_p_value(m, r, v, eps, delta, sides):
 @pytest.mark.parametrize("m, r, v", [(100, 10, 7), (20_000, 78, 78), (2000, 300, 260), (50, 5, 1)])
 @pytest.mark.parametrize("eps", [0.0, 1.0, 3.0])
 @pytest.mark.parametrize("sides", [1, 2])
-def test_p_value_is_the_minimum_over_slacks(m, r, v, eps, sides):
-    """Equal to the minimum over every slack when v ≤ 64, never below it (a subset of slacks) above."""
-    got = coupling_p_value(canaries=m, guesses=r, correct=v, epsilon=eps, delta=1e-3, sides=sides)
+def test_p_value_is_at_most_the_minimum_over_slacks(m, r, v, eps, sides):
+    """The slack part equals the minimum over every slack when v ≤ 64 (never below it above); the p-value is at most it."""
+    kw = dict(canaries=m, guesses=r, correct=v, delta=1e-3, sides=sides)
+    slack = min(1.0, float(_slack_bounds(epsilon=np.array([eps]), **kw)[0]))
     exact = _all_slacks_p_value(m, r, v, eps, 1e-3, sides)
-    assert got >= exact - 1e-12
+    assert slack >= exact - 1e-12
     if v <= 64:
-        assert got == pytest.approx(exact, rel=1e-9, abs=1e-15)
+        assert slack == pytest.approx(exact, rel=1e-9, abs=1e-15)
+    assert coupling_p_value(epsilon=eps, **kw) <= slack
+
+
+def _best_adversary(r: int, v: int, p: float, spill: float) -> float:
+    """The largest P[W ≥ v] over all strategies of the coupled game with expected price ≤ spill, by linear programming.
+
+    Variables per history h (a tuple of outcomes): y_h = P(reach h), z_h =
+    P(reach h and guess right there), c_h ≥ z_h − p·y_h, c_h ≥ 0 (the price);
+    children: y_{h+(1,)} = z_h, y_{h+(0,)} = y_h − z_h.
+    """
+    histories = [h for n in range(r + 1) for h in itertools.product((0, 1), repeat=n)]
+    index = {h: i for i, h in enumerate(histories)}
+    inner = [h for h in histories if len(h) < r]
+    size = len(histories) + 2 * len(inner)
+    z = {h: len(histories) + i for i, h in enumerate(inner)}
+    c = {h: len(histories) + len(inner) + i for i, h in enumerate(inner)}
+    equalities, rhs = [np.eye(1, size, index[()])[0]], [1.0]
+    for h in inner:
+        right, wrong = np.zeros(size), np.zeros(size)
+        right[[index[h + (1,)], z[h]]] = 1.0, -1.0
+        wrong[[index[h + (0,)], index[h], z[h]]] = 1.0, -1.0, 1.0
+        equalities += [right, wrong]
+        rhs += [0.0, 0.0]
+    bounds_rows, bounds_rhs = [], []
+    for h in inner:
+        price = np.zeros(size)
+        price[[z[h], index[h], c[h]]] = 1.0, -p, -1.0
+        cap = np.zeros(size)
+        cap[[z[h], index[h]]] = 1.0, -1.0
+        bounds_rows += [price, cap]
+        bounds_rhs += [0.0, 0.0]
+    budget = np.zeros(size)
+    budget[list(c.values())] = 1.0
+    objective = np.zeros(size)
+    objective[[index[h] for h in histories if len(h) == r and sum(h) >= v]] = -1.0
+    result = linprog(objective, A_ub=np.array(bounds_rows + [budget]), b_ub=bounds_rhs + [spill],
+                     A_eq=np.array(equalities), b_eq=rhs, bounds=(0, None))
+    return -result.fun
+
+
+@pytest.mark.parametrize("r, v", [(1, 1), (3, 3), (4, 3), (5, 2), (5, 5)])
+@pytest.mark.parametrize("eps", [0.0, 1.0])
+@pytest.mark.parametrize("spill", [1e-4, 0.01, 0.2])
+def test_the_adversary_bound_is_the_best_strategy_up_to_the_price_grid(r, v, eps, spill):
+    """Never below the linear programme's optimum (sound), above it at most by the ratio of consecutive prices.
+
+    The dual V_λ + λΔ is convex in λ with V falling, so the grid point just
+    above the best λ costs at most a factor PRICES[1]/PRICES[0].
+    """
+    p = expit(eps)
+    canaries = 2 * spill / ((1 - p) * 1e-3)
+    bound = float(_adversary_bounds(canaries=canaries, guesses=r, correct=v, epsilon=np.array([eps]), delta=1e-3,
+                                    sides=1)[0])
+    best = _best_adversary(r, v, p, spill)
+    assert best - 1e-9 <= bound <= best * PRICES[1] / PRICES[0] + 1e-12
 
 
 @pytest.mark.parametrize("eps", [0.0, 0.5, 2.0])
