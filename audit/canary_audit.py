@@ -370,9 +370,10 @@ def audit_one_run(
     """Return the one-run audit of `mech`: m canaries each in with probability 1/2, one run.
 
     Guesses: IN for the k+ highest scores, OUT for the k− lowest (fixed in
-    advance); with neither given, the rules of `default_guess_counts(m)` are
-    tried and paid for (weighted Bonferroni: most of β for the balanced
-    rules, SPARSE_SHARE for the IN-only ones that catch a leak of a few canaries). Estimator "one-run" (Steinke, Nasr,
+    advance); with neither given, the default rules of
+    `one_run_rules.check_rules` are tried and paid for (weighted Bonferroni:
+    most of β for balanced rules, STOPPING_SHARE for stopping rules that
+    catch a leak of a few canaries). Estimator "one-run" (Steinke, Nasr,
     Jagielski 2023; assumption-free) or "one-run-fdp" (Mahloujifar, Melis,
     Chaudhuri 2024; ε under the Gaussian trade-off assumption). With
     probability ≥ `confidence` the mechanism is not (ε', δ)-DP with respect

@@ -34,15 +34,8 @@ import numpy as np
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.gdp import check_gdp_delta, gdp_result
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.estimators.one_run_binomial import (
-    GAME_REQUIREMENT,
-    Guesses,
-    best_of_guesses,
-    candidate_details,
-    check_guess_counts,
-    largest_rejected,
-    make_guesses,
-)
+from dpaudit.audit.estimators.one_run_binomial import largest_rejected
+from dpaudit.audit.estimators.one_run_rules import GAME_REQUIREMENT, Guesses, best_of_guesses, check_rules, make_guesses
 from dpaudit.mechanisms.validation import check_probability_open
 
 _NORMAL = NormalDist()
@@ -87,13 +80,15 @@ def one_run_fdp_lower_bound(
     delta: float,
     confidence: float = 0.95,
     guess_counts: Sequence[tuple[int, int]] | None = None,
+    errors_allowed: Sequence[int] | None = None,
     rng: np.random.Generator | int,
 ) -> LowerBound:
     """Return the one-run f-DP bound on μ (Mahloujifar, Melis, Chaudhuri) and its ε at δ.
 
-    `guess_counts` lists the (k+, k−) rules fixed before the scores were seen;
-    β = 1 − confidence is split evenly among them, or as `check_guess_counts`
-    says for the default rules (None). δ must be > 0 (the ε of μ-GDP at δ = 0 is infinite). With
+    `guess_counts` lists the fixed (k+, k−) rules and `errors_allowed` the
+    stopping rules, all fixed before the scores were seen (`one_run_rules`);
+    β = 1 − confidence is split evenly among them, or as
+    `one_run_rules.check_rules` says for the default rules (both None). δ must be > 0 (the ε of μ-GDP at δ = 0 is infinite). With
     probability ≥ `confidence`, the mechanism is not μ-GDP for any μ <
     details['mu'] (no assumption); the ε is that of μ-GDP at `delta` and
     bounds the mechanism's ε only if its trade-off curve is Gaussian.
@@ -102,7 +97,8 @@ def one_run_fdp_lower_bound(
     Args:
         obs: the m canaries' scores and truth.
         delta: > 0; confidence: of the bound.
-        guess_counts: the (k+, k−) rules (default: `default_guess_counts(m)`).
+        guess_counts: the fixed (k+, k−) rules.
+        errors_allowed: the stopping rules' j (see `one_run_rules`).
         rng: breaks ties among equal scores at random.
 
     Returns:
@@ -115,9 +111,8 @@ def one_run_fdp_lower_bound(
     delta = check_gdp_delta(delta, owner)
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
     obs.require_both_classes("The one-run f-DP estimator")
-    pairs, shares = check_guess_counts(guess_counts, obs.size, owner)
-    outcomes = make_guesses(obs, guess_counts=pairs, betas=beta * shares,
-                            rng=np.random.default_rng(rng))
+    rules = check_rules(guess_counts, errors_allowed, obs.size, owner)
+    outcomes = make_guesses(obs, rules=rules, beta=beta, rng=np.random.default_rng(rng))
 
     def bound(g: Guesses, floor: float) -> float:
         kwargs = dict(canaries=obs.size, guesses=g.guesses, correct=g.correct, beta=g.beta)
@@ -128,6 +123,5 @@ def one_run_fdp_lower_bound(
     best, mu = best_of_guesses(outcomes, bound=bound)
     return gdp_result(
         mu, delta=delta, confidence=confidence, method="one-run-fdp", trials=obs.size,
-        details={"canaries": obs.size, **best.details(), **candidate_details(pairs, beta * shares),
-                 "game": GAME_REQUIREMENT},
+        details={"canaries": obs.size, **best.details(), **rules.details(beta), "game": GAME_REQUIREMENT},
     )

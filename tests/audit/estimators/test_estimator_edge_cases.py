@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.gdp import gdp_from_counts, gdp_lower_bound
-from dpaudit.audit.estimators.one_run_binomial import SPARSE_SHARE, default_guess_counts, one_run_lower_bound
+from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound
 from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
+from dpaudit.audit.estimators.one_run_rules import STOPPING_SHARE, default_errors_allowed, default_guess_counts
 from dpaudit.audit.estimators.thresholds import DEFAULT_BONFERRONI_COUNT, Bonferroni, threshold_lower_bound
 from dpaudit.mechanisms.errors import DPAuditError
 from scipy.stats import norm
@@ -88,27 +89,27 @@ def test_bonferroni_has_a_default_count():
 
 
 @pytest.mark.parametrize("estimator", [one_run_lower_bound, one_run_fdp_lower_bound])
-def test_one_run_estimators_default_to_guess_counts_fixed_by_m(estimator):
+def test_one_run_estimators_default_to_rules_fixed_by_m(estimator):
     obs = _separated()
     lb = estimator(obs, delta=1e-5, rng=0)
-    pairs = default_guess_counts(obs.size)
-    assert lb.details["candidates"] == [list(p) for p in pairs]
-    levels = np.array(lb.details["beta_per_candidate"])
-    sparse = np.array([km == 0 for _, km in pairs])
-    assert sparse.any() and levels.sum() == pytest.approx(0.05)
-    assert levels[sparse].sum() == pytest.approx(0.05 * SPARSE_SHARE)
+    pairs, allowed = default_guess_counts(obs.size), default_errors_allowed(obs.size)
+    assert lb.details["candidates"] == [list(p) for p in pairs] and lb.details["errors_allowed"] == allowed
+    fixed, stopping = np.array(lb.details["beta_per_candidate"]), np.array(lb.details["beta_per_errors_allowed"])
+    assert fixed.sum() + stopping.sum() == pytest.approx(0.05)
+    assert stopping.sum() == pytest.approx(0.05 * STOPPING_SHARE) and np.all(np.diff(stopping) < 0)
     given = estimator(obs, delta=1e-5, guess_counts=pairs, rng=0)
     assert given.details["beta_per_candidate"] == pytest.approx([0.05 / len(pairs)] * len(pairs))
+    assert given.details["errors_allowed"] == []
 
 
 def test_default_rules_catch_a_leak_confined_to_a_few_canaries():
-    """20 of 10⁴ canaries IN with scores far above all others: balanced rules certify nothing, IN-only ones do."""
+    """20 of 10⁴ canaries IN with scores far above all others: balanced rules certify nothing, a stopping rule does."""
     rng = np.random.default_rng(3)
     truth = rng.random(10_000) < 0.5
     scores = rng.normal(size=truth.size)
     scores[np.flatnonzero(truth)[:20]] += 50.0
     obs = Observations(scores=scores, truth=truth)
     lb = one_run_fdp_lower_bound(obs, delta=1e-5, rng=0)
-    assert lb.details["k_minus"] == 0 and lb.details["correct"] == lb.details["guesses"]
+    assert lb.details["errors_allowed_of_rule"] == 0 and lb.details["correct"] == lb.details["guesses"] >= 20
     explicit = one_run_fdp_lower_bound(obs, delta=1e-5, guess_counts=[(500, 500), (1000, 1000)], rng=0)
     assert lb.epsilon > 0.0 == explicit.epsilon
