@@ -56,8 +56,9 @@ costs r·v per λ and ε, so it is computed for r·v ≤ ADVERSARY_CELLS only.
 The p-value is not monotone in ε (its δ term shrinks as ε grows), but the
 hypotheses are nested, so any ε it rejects is a valid lower bound: under a
 mechanism that is (ε*, δ)-DP, every ε ≥ ε* is a true hypothesis, each
-p-value is a bound G_ε(v) on P[W ≥ v] that falls as v grows, and so is
-their infimum over ε ≥ ε*; it is below β with probability at most β, and
+p-value is a bound G_ε(v) on P[W ≥ v] at every v, and so is their infimum
+over ε ≥ ε*; it is below β with probability at most β (every v where it is
+lies at or above the smallest such v₀, and P[W ≥ v₀] ≤ G(v₀) < β), and
 only then is any ε ≥ ε* rejected. `coupling_epsilon` therefore reports the
 largest ε it finds rejected.
 """
@@ -146,8 +147,9 @@ def coupling_p_value(*, canaries: int, guesses: int, correct: int, epsilon: floa
     in `sides` (s) directions: the minimum over slacks b in `_slacks(v)` of
     P[Binomial(r, p) ≥ v − b] + s·m(1 − p)δ/(2(b + 1)), and, where
     `_adversary_affordable`, of the best adversary's bound min_λ V_λ + λΔ (module
-    docstring). Each bounds P[W ≥ v] on its own and falls as v grows (the set
-    of slacks only grows with v), so their minimum is a p-value.
+    docstring). Each bounds P[W ≥ v] on its own, so their minimum does, and a
+    bound G(v) on P[W ≥ v] at every v is a p-value: its rejections at level α
+    lie in {W ≥ v₀}, v₀ the smallest v with G(v) ≤ α, of probability ≤ α.
     """
     if correct == 0:
         return 1.0

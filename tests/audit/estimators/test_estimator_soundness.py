@@ -102,31 +102,22 @@ def test_tight_scores_are_not_overestimated_except_at_rate_beta(name):
     assert _count_above_truth(name, seeds, 400) <= _allowed(seeds)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("ties", [False, True], ids=["continuous", "ties"])
-@pytest.mark.parametrize("name", sorted(LONG_ESTIMATORS))
-def test_null_scores_over_1000_seeds_of_small_games(name, ties):
-    seeds = 1000
-    assert _count_null(name, seeds, 200, ties) <= _allowed(seeds)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(LONG_ESTIMATORS))
-def test_tight_scores_over_1000_seeds_of_small_games(name):
-    seeds = 1000
-    assert _count_above_truth(name, seeds, 400) <= _allowed(seeds)
+GAMES = {"small": (200, 400), "large": (10_000, 10_000)}
+"""Canaries per game of the null and of the tight runs."""
+SLOW_CASES = [(name, "small") for name in sorted(LONG_ESTIMATORS)] + [(name, "large") for name in sorted(ESTIMATORS)]
+"""The slow run: 1000 seeds of small games for LONG_ESTIMATORS, 1000 of large games for every estimator."""
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("ties", [False, True], ids=["continuous", "ties"])
-@pytest.mark.parametrize("name", sorted(ESTIMATORS))
-def test_null_scores_over_1000_seeds_of_large_games(name, ties):
+@pytest.mark.parametrize("name, games", SLOW_CASES)
+def test_null_scores_over_1000_seeds(name, games, ties):
     seeds = 1000
-    assert _count_null(name, seeds, 10_000, ties) <= _allowed(seeds)
+    assert _count_null(name, seeds, GAMES[games][0], ties) <= _allowed(seeds)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(ESTIMATORS))
-def test_tight_scores_over_1000_seeds_of_large_games(name):
+@pytest.mark.parametrize("name, games", SLOW_CASES)
+def test_tight_scores_over_1000_seeds(name, games):
     seeds = 1000
-    assert _count_above_truth(name, seeds, 10_000) <= _allowed(seeds)
+    assert _count_above_truth(name, seeds, GAMES[games][1]) <= _allowed(seeds)
