@@ -182,13 +182,13 @@ def make_guesses(obs: Observations, *, rules: Rules, beta: float, rng: np.random
     in_among_top = np.concatenate([[0], np.cumsum(ranked_truth)])
     n_in = int(in_among_top[-1])
     wrong = np.flatnonzero(~ranked_truth)
-    levels = iter(beta * rules.shares)
-    fixed = [Guesses(k_plus=kp, k_minus=km, beta=float(next(levels)),
+    levels = beta * rules.shares
+    fixed = [Guesses(k_plus=kp, k_minus=km, beta=float(level),
                      correct=int(in_among_top[kp]) + km - (n_in - int(in_among_top[obs.size - km])))
-             for kp, km in rules.guess_counts]
+             for (kp, km), level in zip(rules.guess_counts, levels)]
     stopped = [int(wrong[j]) if j < wrong.size else obs.size for j in rules.errors_allowed]
-    return fixed + [Guesses(k_plus=t, k_minus=0, correct=t - j, beta=float(next(levels)), errors_allowed=j)
-                    for t, j in zip(stopped, rules.errors_allowed)]
+    return fixed + [Guesses(k_plus=t, k_minus=0, correct=t - j, beta=float(level), errors_allowed=j)
+                    for t, j, level in zip(stopped, rules.errors_allowed, levels[len(fixed):])]
 
 
 def best_of_guesses(
