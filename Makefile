@@ -26,12 +26,13 @@ install-test: $(VENV)/.installed-test
 demo: $(VENV)/.installed
 	$(BIN)/dpaudit suite --quick
 
+# Two pytest-xdist workers: the default run is budgeted at 15 minutes on 2 cores.
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 test-slow: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -n 2 -m slow
 
 bench: $(VENV)/.installed-test
 	for f in benchmarks/*.py; do $(BIN)/python $$f || exit 1; done
