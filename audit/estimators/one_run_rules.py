@@ -70,11 +70,6 @@ class Rules:
     errors_allowed: list[int]
     shares: np.ndarray
 
-    @property
-    def size(self) -> int:
-        """Return the number of rules."""
-        return len(self.guess_counts) + len(self.errors_allowed)
-
     def details(self, beta: float) -> dict[str, Any]:
         """Return the rules tried and the β each was paid, fixed rules first (`LowerBound.details`)."""
         levels = [float(b) for b in beta * self.shares]
@@ -119,8 +114,9 @@ def _check_errors(errors_allowed: Any, canaries: int, owner: str) -> list[int]:
 def check_rules(guess_counts: Any, errors_allowed: Any, canaries: int, owner: str) -> Rules:
     """Return the rules to try: the defaults when both are None, else exactly those given, β shared evenly.
 
-    Defaults: `default_guess_counts(m)` with 1 − STOPPING_SHARE of β and
-    `default_errors_allowed(m)` with STOPPING_SHARE, each part split evenly.
+    Defaults: `default_guess_counts(m)` with 1 − STOPPING_SHARE of β, split
+    evenly, and `default_errors_allowed(m)` with STOPPING_SHARE, split in
+    proportion to 1/(1 + index) (the most for j = 0, a leak's clean run).
     Shares fixed before the scores are seen keep the union bound valid
     (weighted Bonferroni).
     """
