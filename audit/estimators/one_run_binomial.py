@@ -17,7 +17,8 @@ either does (their minimum is a p-value too) and reports the largest ε
 rejected at level β = 1 − confidence. k+ and k− must be fixed before the
 scores are seen, or chosen from a small fixed list with the choice paid for
 (Bonferroni: β divided by the length of the list), or chosen by a stopping
-rule (`one_run_rules`).
+rule (`one_run_rules`). Where m·δ is small the rules are tested jointly
+instead (`one_run_joint`), which spends all of β on their union.
 """
 
 from __future__ import annotations
@@ -28,11 +29,23 @@ import numpy as np
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.one_run_coupling import coupling_epsilon
-from dpaudit.audit.estimators.one_run_rules import GAME_REQUIREMENT, Guesses, best_of_guesses, check_rules, make_guesses
+from dpaudit.audit.estimators.one_run_joint import joint_draws, joint_epsilon
+from dpaudit.audit.estimators.one_run_rules import (
+    GAME_REQUIREMENT,
+    Guesses,
+    Rules,
+    best_of_guesses,
+    check_rules,
+    make_guesses,
+    rank_truth,
+)
+from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_probability_open
 from scipy.optimize import brentq
 from scipy.special import expit
 from scipy.stats import binom
+
+CALIBRATIONS = ("auto", "joint", "bonferroni")
 
 
 def one_run_p_value(*, canaries: int, guesses: int, correct: int, epsilon: float,
@@ -103,45 +116,86 @@ def one_run_lower_bound(
     confidence: float = 0.95,
     guess_counts: Sequence[tuple[int, int]] | None = None,
     errors_allowed: Sequence[int] | None = None,
+    calibration: str = "auto",
     rng: np.random.Generator | int,
 ) -> LowerBound:
     """Return the assumption-free one-run ε lower bound (Steinke, Nasr, Jagielski 2023).
 
     `guess_counts` lists the fixed (k+, k−) rules and `errors_allowed` the
     stopping rules (IN down the ranking until the (j+1)-th wrong guess), all
-    fixed before the scores were seen; β = 1 − confidence is split evenly
-    among them (Bonferroni), each rule's bound is `rule_epsilon` (their
-    theorem or the coupling bound of `one_run_coupling`, whichever rejects
-    more) and the best is reported. With both None the default rules of
-    `one_run_rules.check_rules` are tried (weighted Bonferroni). With probability ≥ `confidence`,
-    the mechanism is not (ε', δ)-DP with respect to one canary for any ε' <
-    the returned ε, provided the truth was drawn as the game requires (each
-    canary included independently with probability 1/2).
+    fixed before the scores were seen; with both None the default rules of
+    `one_run_rules.check_rules` are tried. `calibration` says how β =
+    1 − confidence is shared among them:
+
+    - "joint": one max-statistic Monte Carlo test of all rules at once
+      (`one_run_joint`), exact at level β; it needs every rule to guess a
+      canary the same way and m·δ small (δ costs it s·m(1 − p)δ/2 of β).
+    - "bonferroni": each rule at its share of β (even, or as `check_rules`
+      says for the defaults), its bound `rule_epsilon` (their theorem or the
+      coupling bound of `one_run_coupling`, whichever rejects more), the
+      best reported.
+    - "auto" (default): "joint" where it applies (`one_run_joint.joint_draws`,
+      decided from the rules, m, δ and β alone), else "bonferroni".
+
+    With probability ≥ `confidence`, the mechanism is not (ε', δ)-DP with
+    respect to one canary for any ε' < the returned ε, provided the truth was
+    drawn as the game requires (each canary included independently with
+    probability 1/2).
 
     Args:
         obs: the m canaries' scores and truth.
         delta, confidence: of the bound.
         guess_counts: the fixed (k+, k−) rules.
         errors_allowed: the stopping rules' j (see `one_run_rules`).
-        rng: breaks ties among equal scores at random.
+        calibration: "auto", "joint" or "bonferroni".
+        rng: breaks ties among equal scores at random, and draws the joint test's simulated games.
 
     Returns:
-        A `LowerBound` (method "one-run") with the guesses and correct ones.
+        A `LowerBound` (method "one-run") with the most significant rule's
+        guesses and correct ones, each rule's level (for "joint", the
+        Bonferroni level it had in effect) and the calibration used.
 
     Raises:
-        InvalidParameterError: for observations without both classes or bad guess counts.
+        InvalidParameterError: for observations without both classes, bad
+            guess counts, or "joint" where it does not apply.
     """
     owner = "one_run_lower_bound"
     delta = check_delta(delta, owner)
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
     obs.require_both_classes("The one-run estimator")
     rules = check_rules(guess_counts, errors_allowed, obs.size, owner)
-    outcomes = make_guesses(obs, rules=rules, beta=beta, rng=np.random.default_rng(rng))
-
-    best, epsilon = best_of_guesses(
-        outcomes, bound=lambda g, floor: rule_epsilon(g, canaries=obs.size, delta=delta, floor=floor)
-    )
+    draws = _check_calibration(calibration, rules, canaries=obs.size, delta=delta, beta=beta)
+    generator = np.random.default_rng(rng)
+    ranked = rank_truth(obs, generator)
+    if draws is None:
+        best, epsilon = best_of_guesses(
+            make_guesses(ranked, rules=rules, beta=beta),
+            bound=lambda g, floor: rule_epsilon(g, canaries=obs.size, delta=delta, floor=floor),
+        )
+        levels, how = rules.details(beta), {"calibration": "bonferroni"}
+    else:
+        epsilon, best, scale = joint_epsilon(ranked, rules=rules, canaries=obs.size, delta=delta, beta=beta,
+                                             draws=draws, rng=generator)
+        levels, how = rules.details(scale), {"calibration": "joint", "draws": draws}
     return LowerBound(
         epsilon=epsilon, confidence=confidence, method="one-run", delta=delta, trials=obs.size,
-        details={"canaries": obs.size, **best.details(), **rules.details(beta), "game": GAME_REQUIREMENT},
+        details={"canaries": obs.size, **best.details(), **levels, **how, "game": GAME_REQUIREMENT},
     )
+
+
+def _check_calibration(calibration: object, rules: Rules, *, canaries: int, delta: float, beta: float) -> int | None:
+    """Return the joint test's number of draws, or None for Bonferroni; one sentence if "joint" cannot be had."""
+    if calibration not in CALIBRATIONS:
+        raise InvalidParameterError(
+            f"The 'calibration' parameter of one_run_lower_bound must be one of {', '.join(CALIBRATIONS)}; "
+            f"got {calibration!r} instead."
+        )
+    if calibration == "bonferroni":
+        return None
+    draws = joint_draws(rules, canaries=canaries, delta=delta, beta=beta)
+    if draws is None and calibration == "joint":
+        raise InvalidParameterError(
+            "one_run_lower_bound cannot test these rules jointly: some canary is guessed IN by one rule and OUT "
+            "by another, or m·δ is too large against 1 − confidence (use calibration='bonferroni')."
+        )
+    return draws

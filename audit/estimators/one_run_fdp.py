@@ -35,7 +35,7 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.gdp import check_gdp_delta, gdp_result
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.one_run_binomial import largest_rejected
-from dpaudit.audit.estimators.one_run_rules import GAME_REQUIREMENT, Guesses, best_of_guesses, check_rules, make_guesses
+from dpaudit.audit.estimators.one_run_rules import GAME_REQUIREMENT, Guesses, best_of_guesses, check_rules, make_guesses, rank_truth
 from dpaudit.mechanisms.validation import check_probability_open
 
 _NORMAL = NormalDist()
@@ -112,7 +112,7 @@ def one_run_fdp_lower_bound(
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
     obs.require_both_classes("The one-run f-DP estimator")
     rules = check_rules(guess_counts, errors_allowed, obs.size, owner)
-    outcomes = make_guesses(obs, rules=rules, beta=beta, rng=np.random.default_rng(rng))
+    outcomes = make_guesses(rank_truth(obs, np.random.default_rng(rng)), rules=rules, beta=beta)
 
     def bound(g: Guesses, floor: float) -> float:
         kwargs = dict(canaries=obs.size, guesses=g.guesses, correct=g.correct, beta=g.beta)
@@ -123,5 +123,6 @@ def one_run_fdp_lower_bound(
     best, mu = best_of_guesses(outcomes, bound=bound)
     return gdp_result(
         mu, delta=delta, confidence=confidence, method="one-run-fdp", trials=obs.size,
-        details={"canaries": obs.size, **best.details(), **rules.details(beta), "game": GAME_REQUIREMENT},
+        details={"canaries": obs.size, **best.details(), **rules.details(beta), "calibration": "bonferroni",
+                 "game": GAME_REQUIREMENT},
     )

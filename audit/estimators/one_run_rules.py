@@ -19,8 +19,9 @@ largest ε rejected carries over: the rejections at all ε ≥ ε* lie in
 top few canaries is thus caught at the length of its clean run, whatever
 that is, without a Bonferroni correction over lengths.
 
-Rules are combined by a weighted Bonferroni correction: each is tested at
-its share of β, fixed before the scores are seen.
+Rules are combined by a weighted Bonferroni correction, each tested at its
+share of β fixed before the scores are seen, or tested jointly
+(`one_run_joint`), the shares then weighting the rules in one max-statistic.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_int
 
 GAME_REQUIREMENT = "each canary included independently with probability 1/2"
-GUESS_FRACTIONS = (0.1, 0.2, 0.5, 1.0)
+GUESS_FRACTIONS = (0.1, 0.2, 0.5, 0.8, 1.0)
 """Balanced default rules: r = this share of m, half IN and half OUT guesses."""
 STOPPING_SHARE = 0.35
 """Share of β the default rules spend on stopping rules (a leak confined to a few top canaries)."""
@@ -45,7 +46,7 @@ STOPPING_LONGEST = 32
 
 
 def default_guess_counts(m: int) -> list[tuple[int, int]]:
-    """Return the fixed (k+, k−) rules tried by default: r = 10%, 20%, 50%, 100% of m, half IN and half OUT."""
+    """Return the fixed (k+, k−) rules tried by default: r = 10%, 20%, 50%, 80%, 100% of m, half IN and half OUT."""
     balanced = sorted({(max(1, int(f * m) // 2),) * 2 for f in GUESS_FRACTIONS})
     return [pair for pair in balanced if sum(pair) <= m]
 
@@ -164,25 +165,30 @@ class Guesses:
                 "correct": self.correct, "beta_of_rule": self.beta, "errors_allowed_of_rule": self.errors_allowed}
 
 
-def make_guesses(obs: Observations, *, rules: Rules, beta: float, rng: np.random.Generator) -> list[Guesses]:
-    """Return the outcome of each rule on `obs` at its share of `beta`, ties broken at random.
+def rank_truth(obs: Observations, rng: np.random.Generator) -> np.ndarray:
+    """Return the canaries' truth ordered by score, highest first, ties broken at random.
 
-    Random tie-breaking keeps the guesses a function of the scores alone
+    Random tie-breaking keeps the ranking a function of the scores alone
     (never of the canaries' order, which may follow the truth). It draws from
     a child stream of `rng` (`Generator.spawn`): a generator seeded like the
     one that drew the game would otherwise reuse its draws and break ties
     along the truth.
     """
     order = rng.spawn(1)[0].permutation(obs.size)
-    ranked_truth = obs.truth[order[np.argsort(-obs.scores[order], kind="stable")]]
+    return obs.truth[order[np.argsort(-obs.scores[order], kind="stable")]]
+
+
+def make_guesses(ranked_truth: np.ndarray, *, rules: Rules, beta: float) -> list[Guesses]:
+    """Return the outcome of each rule on the ranked truth (`rank_truth`) at its share of `beta`."""
+    size = ranked_truth.size
     in_among_top = np.concatenate([[0], np.cumsum(ranked_truth)])
     n_in = int(in_among_top[-1])
     wrong = np.flatnonzero(~ranked_truth)
     levels = beta * rules.shares
     fixed = [Guesses(k_plus=kp, k_minus=km, beta=float(level),
-                     correct=int(in_among_top[kp]) + km - (n_in - int(in_among_top[obs.size - km])))
+                     correct=int(in_among_top[kp]) + km - (n_in - int(in_among_top[size - km])))
              for (kp, km), level in zip(rules.guess_counts, levels)]
-    stopped = [int(wrong[j]) if j < wrong.size else obs.size for j in rules.errors_allowed]
+    stopped = [int(wrong[j]) if j < wrong.size else size for j in rules.errors_allowed]
     return fixed + [Guesses(k_plus=t, k_minus=0, correct=t - j, beta=float(level), errors_allowed=j)
                     for t, j, level in zip(stopped, rules.errors_allowed, levels[len(fixed):])]
 

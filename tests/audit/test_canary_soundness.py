@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.canary_audit import audit_canaries, audit_observations, audit_one_run
-from dpaudit.audit.estimators.one_run_rules import default_errors_allowed, default_guess_counts
+from dpaudit.audit.estimators.one_run_rules import GUESS_FRACTIONS, default_errors_allowed, default_guess_counts
 from dpaudit.mechanisms import InvalidParameterError, blackbox, get_mechanism
 from dpaudit.mechanisms.canary_targets import canary_gaussian_sum
 from scipy.stats import binom
@@ -121,6 +121,6 @@ def test_same_seed_same_result_and_bad_input_is_refused():
 @pytest.mark.parametrize("m", [10, 200, 20_000])
 def test_default_rules_are_few_and_fit_m(m):
     pairs, allowed = default_guess_counts(m), default_errors_allowed(m)
-    assert 1 <= len(pairs) <= 4 and all(1 <= kp + km <= m for kp, km in pairs)
+    assert 1 <= len(pairs) <= len(GUESS_FRACTIONS) and all(1 <= kp + km <= m for kp, km in pairs)
     assert len(set(pairs)) == len(pairs) and len(set(allowed)) == len(allowed)
     assert allowed[0] == 0 and len(allowed) <= 2 + np.log2(m) / 2 and all(0 <= j < m for j in allowed)

@@ -1,5 +1,7 @@
 """Edge cases of every score estimator: each gives one clear sentence or a defined answer."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
@@ -88,18 +90,29 @@ def test_bonferroni_has_a_default_count():
     assert lb.details["thresholds_tried"] == DEFAULT_BONFERRONI_COUNT and lb.epsilon > 0.0
 
 
-@pytest.mark.parametrize("estimator", [one_run_lower_bound, one_run_fdp_lower_bound])
+@pytest.mark.parametrize("estimator", [partial(one_run_lower_bound, calibration="bonferroni"), one_run_fdp_lower_bound])
 def test_one_run_estimators_default_to_rules_fixed_by_m(estimator):
     obs = _separated()
     lb = estimator(obs, delta=1e-5, rng=0)
     pairs, allowed = default_guess_counts(obs.size), default_errors_allowed(obs.size)
     assert lb.details["candidates"] == [list(p) for p in pairs] and lb.details["errors_allowed"] == allowed
     fixed, stopping = np.array(lb.details["beta_per_candidate"]), np.array(lb.details["beta_per_errors_allowed"])
-    assert fixed.sum() + stopping.sum() == pytest.approx(0.05)
+    assert lb.details["calibration"] == "bonferroni" and fixed.sum() + stopping.sum() == pytest.approx(0.05)
     assert stopping.sum() == pytest.approx(0.05 * STOPPING_SHARE) and np.all(np.diff(stopping) < 0)
     given = estimator(obs, delta=1e-5, guess_counts=pairs, rng=0)
     assert given.details["beta_per_candidate"] == pytest.approx([0.05 / len(pairs)] * len(pairs))
     assert given.details["errors_allowed"] == []
+
+
+def test_the_joint_test_keeps_the_default_rules_and_their_proportions():
+    """Its levels are those each rule had in effect: the Bonferroni shares scaled by one common factor."""
+    obs = _separated()
+    joint = one_run_lower_bound(obs, delta=1e-5, rng=0)
+    bonferroni = one_run_lower_bound(obs, delta=1e-5, calibration="bonferroni", rng=0)
+    assert joint.details["calibration"] == "joint" and joint.details["candidates"] == bonferroni.details["candidates"]
+    levels = np.array(joint.details["beta_per_candidate"] + joint.details["beta_per_errors_allowed"])
+    shares = np.array(bonferroni.details["beta_per_candidate"] + bonferroni.details["beta_per_errors_allowed"])
+    assert levels / levels.sum() == pytest.approx(shares / shares.sum())
 
 
 def test_default_rules_catch_a_leak_confined_to_a_few_canaries():

@@ -64,7 +64,7 @@ def test_gaussian_scores_reach_published_bounds_and_stay_below_truth(mu, publish
     n, delta = 10_000, 1e-6
     out = norm.ppf((np.arange(n) + 0.5) / n)
     lb = one_run_lower_bound(Observations.from_in_out(out + mu, out), delta=delta,
-                             guess_counts=GUESS_LADDER, rng=0)
+                             guess_counts=GUESS_LADDER, calibration="bonferroni", rng=0)
     assert published <= lb.epsilon <= gdp_epsilon(mu, delta)
     assert lb.method == "one-run" and lb.assumption is None
     assert lb.details["canaries"] == 2 * n

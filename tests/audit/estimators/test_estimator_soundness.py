@@ -5,8 +5,10 @@ positive bound is an error; on exactly tight scores (Laplace-shaped for the
 (ε, δ) estimators, Gaussian for the GDP ones) a bound above the truth is an
 error. Each may happen in at most a fraction β = 1 − confidence of the
 seeds; the allowed count is the binomial quantile that a sound estimator
-exceeds with probability ≤ 1e-4. "one-run-delta" runs at δ = 10⁻³, where mδ
-is large against β (the coupling bound's regime). The default run uses 1000
+exceeds with probability ≤ 1e-4. "one-run" (δ = 0) and "one-run-joint-delta" (δ = 10⁻⁵)
+run the joint test of the rules, "one-run-bonferroni" the weighted
+Bonferroni one; "one-run-delta" runs at δ = 10⁻³, where mδ is large against β
+(Bonferroni with the coupling bound's regime). The default run uses 1000
 seeds of small games (a few seconds per estimator), LONG_ESTIMATORS 250 of
 them, with their 1000 in the slow run; the slow run adds 1000 seeds of 10⁴
 canaries.
@@ -51,12 +53,14 @@ ESTIMATORS = {
     "gdp-bands": _gdp(SimultaneousBands()),
     "gdp-split": _gdp(Split()),
     "one-run": lambda obs, rng: one_run_lower_bound(obs, delta=0.0, rng=rng).epsilon,
+    "one-run-joint-delta": lambda obs, rng: one_run_lower_bound(obs, delta=1e-5, rng=rng).epsilon,
+    "one-run-bonferroni": lambda obs, rng: one_run_lower_bound(obs, delta=0.0, calibration="bonferroni", rng=rng).epsilon,
     "one-run-delta": lambda obs, rng: one_run_lower_bound(obs, delta=1e-3, rng=rng).epsilon,
     "one-run-fdp": lambda obs, rng: one_run_fdp_lower_bound(obs, delta=1e-5, rng=rng).details["mu"],
 }
 GDP = {"gdp-dominating-pair", "gdp-bands", "gdp-split", "one-run-fdp"}
-LONG_ESTIMATORS = {"threshold-dominating-pair", "gdp-dominating-pair"}
-"""About a minute per 1000 seeds: 250 in the default run, 1000 in the slow one."""
+LONG_ESTIMATORS = {"threshold-dominating-pair", "gdp-dominating-pair", "one-run", "one-run-joint-delta"}
+"""A minute or more per 1000 seeds: 250 in the default run, 1000 in the slow one (one-run: the joint test)."""
 
 
 def _default_seeds(name: str) -> int:
