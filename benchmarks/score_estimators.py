@@ -22,7 +22,7 @@ Then soundness counts: over many seeds, how often each estimator certifies
 Run: python benchmarks/score_estimators.py            (every law at m ∈ {10², 10³, 10⁴}: a few minutes)
      python benchmarks/score_estimators.py --full     (m = 10⁵ too, without the peer's one-run columns there,
                                                        and soundness over 1000 seeds of 2·10³ canaries:
-                                                       about a quarter of an hour)
+                                                       about an hour on 2 shared cores)
 """
 
 from __future__ import annotations

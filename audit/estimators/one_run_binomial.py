@@ -128,8 +128,9 @@ def one_run_lower_bound(
     1 − confidence is shared among them:
 
     - "joint": one max-statistic Monte Carlo test of all rules at once
-      (`one_run_joint`), exact at level β; it needs every rule to guess a
-      canary the same way and m·δ small (δ costs it s·m(1 − p)δ/2 of β).
+      (`one_run_joint`), exact at level β; it needs two rules or more, each
+      canary guessed the same way by every rule, and m·δ small (δ costs it
+      s·m(1 − p)δ/2 of β).
     - "bonferroni": each rule at its share of β (even, or as `check_rules`
       says for the defaults), its bound `rule_epsilon` (their theorem or the
       coupling bound of `one_run_coupling`, whichever rejects more), the
@@ -148,7 +149,9 @@ def one_run_lower_bound(
         guess_counts: the fixed (k+, k−) rules.
         errors_allowed: the stopping rules' j (see `one_run_rules`).
         calibration: "auto", "joint" or "bonferroni".
-        rng: breaks ties among equal scores at random, and draws the joint test's simulated games.
+        rng: breaks ties among equal scores at random, and draws the joint test's simulated games
+            (each from its own child stream: a generator seeded like the one that drew the game
+            would otherwise reuse the game's draws).
 
     Returns:
         A `LowerBound` (method "one-run") with the most significant rule's
@@ -175,7 +178,7 @@ def one_run_lower_bound(
         levels, how = rules.details(beta), {"calibration": "bonferroni"}
     else:
         epsilon, best, scale = joint_epsilon(ranked, rules=rules, canaries=obs.size, delta=delta, beta=beta,
-                                             draws=draws, rng=generator)
+                                             draws=draws, rng=generator.spawn(1)[0])
         levels, how = rules.details(scale), {"calibration": "joint", "draws": draws}
     return LowerBound(
         epsilon=epsilon, confidence=confidence, method="one-run", delta=delta, trials=obs.size,
@@ -195,7 +198,7 @@ def _check_calibration(calibration: object, rules: Rules, *, canaries: int, delt
     draws = joint_draws(rules, canaries=canaries, delta=delta, beta=beta)
     if draws is None and calibration == "joint":
         raise InvalidParameterError(
-            "one_run_lower_bound cannot test these rules jointly: some canary is guessed IN by one rule and OUT "
-            "by another, or m·δ is too large against 1 − confidence (use calibration='bonferroni')."
+            "one_run_lower_bound cannot test these rules jointly: there is one rule only, some canary is guessed IN "
+            "by one rule and OUT by another, or m·δ is too large against 1 − confidence (use calibration='bonferroni')."
         )
     return draws

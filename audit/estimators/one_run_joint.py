@@ -2,10 +2,10 @@
 
 Weighted Bonferroni (`one_run_rules`) pays for every rule as if their
 rejections never overlapped. The default rules are nested pieces of one
-ranking and overlap a lot: under the null their union rejects at about half
-of β (m = 200 canaries). This test spends all of β on the union, as
-Westfall and Young's max-statistic (min-p) procedure does, by comparing the
-observed game with simulated coin flips.
+ranking and overlap a lot, so under the null their union rejects well below
+β (the soundness counts of `benchmarks/score_estimators.py`). This test
+spends all of β on the union, as Westfall and Young's max-statistic (min-p)
+procedure does, by comparing the observed game with simulated coin flips.
 
 Domination. Guess IN on the top K+ ranks and OUT on the bottom K− (K+ + K−
 ≤ m, so every rule guesses a canary the same way) and reveal the guessed
@@ -81,13 +81,14 @@ def _delta_price(epsilon: np.ndarray | float, *, sides: int, canaries: int, delt
 def joint_draws(rules: Rules, *, canaries: int, delta: float, beta: float) -> int | None:
     """Return the number of simulated games the joint test needs, or None where it does not apply.
 
-    It applies when every rule guesses each canary the same way, the δ
-    price at ε = 0 is at most DELTA_SHARE of β and the simulation fits in
-    MAX_CELLS; all depend on the rules, m, δ and β alone, so the choice is
-    made before the scores are seen.
+    It applies to two rules or more (one rule alone gets its exact tail
+    bound) when every rule guesses each canary the same way, the δ price at
+    ε = 0 is at most DELTA_SHARE of β and the simulation fits in MAX_CELLS;
+    all depend on the rules, m, δ and β alone, so the choice is made before
+    the scores are seen.
     """
     layout = _layout(rules, canaries)
-    if layout is None:
+    if layout is None or rules.shares.size < 2:
         return None
     sides = int(layout[0] > 0) + int(layout[1] > 0)
     spare = beta - float(_delta_price(0.0, sides=sides, canaries=canaries, delta=delta))
@@ -156,7 +157,7 @@ class _Games:
         self.bottom = np.vstack([_first_right(right_bottom, None), _first_right(right_bottom, uniforms[:, top:])])
         self.top_ends = np.unique([kp for kp, _ in rules.guess_counts if kp > 0])
         self.bottom_ends = np.unique([km for _, km in rules.guess_counts if km > 0])
-        self.stops = np.stack([_running_order(self.top, j + 1) for j in rules.errors_allowed]) if rules.errors_allowed else None
+        self.stops = [_running_order(self.top, j + 1) for j in rules.errors_allowed]
 
     def _prefix_counts(self, values: np.ndarray, ends: np.ndarray, start: int, width: int) -> dict[int, np.ndarray]:
         counts = _counts_at(values, ends, start, width) if ends.size else []
@@ -172,9 +173,8 @@ class _Games:
             correct = top[kp] + bottom[km]
             outcomes.append((correct, np.full_like(correct, kp + km)))
             logs.append(_tabulated_log_tail(correct, None, kp + km, p))
-        for j in self.rules.errors_allowed:
-            stopped = _counts_at(self.stops[len(logs) - len(self.rules.guess_counts)], np.array([self.top.shape[1]]),
-                                 start, width)[0]
+        for j, stops in zip(self.rules.errors_allowed, self.stops):
+            stopped = _counts_at(stops, np.array([self.top.shape[1]]), start, width)[0]
             outcomes.append((stopped - j, stopped))
             logs.append(_tabulated_log_tail(stopped - j, j, None, p))
         weighted = np.array(logs) - np.log(self.rules.shares)[:, None, None]

@@ -49,8 +49,7 @@ def test_on_exactly_tight_randomized_response_the_bound_exceeds_epsilon_at_rate_
     """Over 300 games the bound exceeds the true ε in at most a binomial 10⁻⁴ quantile of β = 5% of them.
 
     Randomized response makes the guesses exactly the i.i.d. coins the test
-    compares with, so the test runs at its full level here (about 5% of
-    games exceed ε, against about 2% for Bonferroni over the same rules).
+    compares with, so the test runs at its full level here: the tightest case.
     """
     runs, m, beta = 300, 200, 0.05
     rng = np.random.default_rng(29 + int(eps))
@@ -84,10 +83,11 @@ def test_joint_is_at_least_bonferroni_on_average_where_the_rules_overlap():
     assert np.mean(joint) > np.mean(bonferroni)
 
 
-def test_auto_falls_back_to_bonferroni_where_delta_costs_the_joint_test_too_much():
+def test_auto_falls_back_to_bonferroni_for_one_rule_or_where_delta_costs_the_joint_test_too_much():
     assert joint_draws(check_rules(None, None, 20_000, "test"), canaries=20_000, delta=1e-5, beta=0.05) is None
     draws = joint_draws(check_rules(None, None, 200, "test"), canaries=200, delta=1e-5, beta=0.05)
     assert draws == pytest.approx(50 / (0.05 - 200 * 1e-5 / 2), abs=1)
+    assert joint_draws(check_rules([(20, 20)], None, 200, "test"), canaries=200, delta=1e-5, beta=0.05) is None
     rng = np.random.default_rng(0)
     truth = rng.random(20_000) < 0.5
     lb = one_run_lower_bound(Observations(scores=rng.normal(size=20_000) + truth, truth=truth), delta=1e-5, rng=0)
@@ -98,6 +98,7 @@ def test_auto_falls_back_to_bonferroni_where_delta_costs_the_joint_test_too_much
     ({"calibration": "holm"}, "must be one of auto, joint, bonferroni"),
     ({"calibration": "joint", "guess_counts": [(150, 0), (0, 100)]}, "cannot test these rules jointly"),
     ({"calibration": "joint", "delta": 1e-3}, "cannot test these rules jointly"),
+    ({"calibration": "joint", "guess_counts": [(20, 20)]}, "cannot test these rules jointly"),
 ])
 def test_calibration_errors_are_one_sentence(kwargs, match):
     rng = np.random.default_rng(0)
