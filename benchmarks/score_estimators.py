@@ -19,7 +19,7 @@ Bonferroni ("—" where that is the default itself). GDP-based columns hold only
 Then soundness counts: over many seeds, how often each estimator certifies
 ε > 0 on null scores, or more than the truth on exactly tight scores.
 
-Run: python benchmarks/score_estimators.py            (every law at m ∈ {10², 10³, 10⁴}: a few minutes)
+Run: python benchmarks/score_estimators.py            (every law at m ∈ {10², 10³, 10⁴}: a quarter of an hour)
      python benchmarks/score_estimators.py --full     (m = 10⁵ too, without the peer's one-run columns there,
                                                        and soundness over 1000 seeds of 2·10³ canaries:
                                                        about an hour on 2 shared cores)
