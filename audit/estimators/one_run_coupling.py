@@ -91,7 +91,7 @@ def _slacks(correct: int) -> np.ndarray:
     return slacks[slacks < correct]
 
 
-def _spill(*, canaries: int, p: np.ndarray, delta: float, sides: int) -> np.ndarray:
+def expected_excess(*, canaries: int, p: np.ndarray, delta: float, sides: int) -> np.ndarray:
     """Return Δ = s·m(1 − p)δ/2, the expected excess of the coupling."""
     return sides * canaries * (1.0 - p) * delta / 2.0
 
@@ -101,7 +101,7 @@ def _slack_bounds(*, canaries: int, guesses: int, correct: int, epsilon: np.ndar
     """Return min over slacks b of P[Binomial(r, p) ≥ v − b] + Δ/(b + 1) at each ε of `epsilon`."""
     p = expit(epsilon)
     slack = _slacks(correct)[:, None]
-    spill = _spill(canaries=canaries, p=p, delta=delta, sides=sides)
+    spill = expected_excess(canaries=canaries, p=p, delta=delta, sides=sides)
     return np.min(binom.sf(correct - slack - 1, guesses, p) + spill / (slack + 1), axis=0)
 
 
@@ -119,7 +119,7 @@ def _adversary_bounds(*, canaries: int, guesses: int, correct: int, epsilon: np.
         low, high = max(1, correct - guesses + n), min(correct, n)
         gain = value[..., low - 1:high] - value[..., low:high + 1]
         value[..., low:high + 1] += p * gain + (1.0 - p) * np.maximum(gain - PRICES[:, None], 0.0)
-    spill = _spill(canaries=canaries, p=p[:, :, 0], delta=delta, sides=sides)
+    spill = expected_excess(canaries=canaries, p=p[:, :, 0], delta=delta, sides=sides)
     return np.min(value[..., correct] + PRICES * spill, axis=1)
 
 

@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from dpaudit.audit.estimators.one_run_coupling import expected_excess
 from dpaudit.audit.estimators.one_run_rules import Guesses, Rules
 from scipy.special import betainc, expit
 
@@ -74,8 +75,10 @@ def _layout(rules: Rules, canaries: int) -> tuple[int, int] | None:
     return (top, bottom) if top + bottom <= canaries else None
 
 
-def _delta_price(epsilon: np.ndarray | float, *, sides: int, canaries: int, delta: float) -> np.ndarray:
-    return sides * canaries * (1.0 - expit(epsilon)) * delta / 2.0
+def _delta_price(epsilon: np.ndarray | float, *, layout: tuple[int, int], canaries: int, delta: float) -> np.ndarray:
+    """Return Δ = s·m(1 − p)δ/2, the probability the coupling with coins fails (`one_run_coupling`)."""
+    sides = int(layout[0] > 0) + int(layout[1] > 0)
+    return expected_excess(canaries=canaries, p=expit(np.asarray(epsilon, dtype=float)), delta=delta, sides=sides)
 
 
 def joint_draws(rules: Rules, *, canaries: int, delta: float, beta: float) -> int | None:
@@ -90,8 +93,7 @@ def joint_draws(rules: Rules, *, canaries: int, delta: float, beta: float) -> in
     layout = _layout(rules, canaries)
     if layout is None or rules.shares.size < 2:
         return None
-    sides = int(layout[0] > 0) + int(layout[1] > 0)
-    spare = beta - float(_delta_price(0.0, sides=sides, canaries=canaries, delta=delta))
+    spare = beta - float(_delta_price(0.0, layout=layout, canaries=canaries, delta=delta))
     if spare < (1.0 - DELTA_SHARE) * beta:
         return None
     draws = math.ceil(EXCEEDANCES / spare)
@@ -195,8 +197,7 @@ def joint_epsilon(
     """
     top, bottom = _layout(rules, canaries)
     games = _Games(ranked, rules, (top, bottom), rng.random((draws, top + bottom)))
-    sides = int(top > 0) + int(bottom > 0)
-    limits = np.floor((beta - _delta_price(EPSILONS, sides=sides, canaries=canaries, delta=delta))
+    limits = np.floor((beta - _delta_price(EPSILONS, layout=(top, bottom), canaries=canaries, delta=delta))
                       * (draws + 1)).astype(int) - 1
     record, start, chunk = None, 0, 0
     while start < EPSILONS.size:
