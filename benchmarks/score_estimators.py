@@ -43,7 +43,7 @@ from dpaudit.audit.estimators.one_run_joint import joint_draws
 from dpaudit.audit.estimators.one_run_rules import check_rules
 from dpaudit.audit.estimators.thresholds import Bonferroni, SimultaneousBands, Split, threshold_lower_bound
 from scipy.optimize import brentq
-from scipy.stats import binom, laplace, norm, t
+from scipy.stats import binom, cauchy, laplace, norm, t
 
 DELTA = 1e-5
 BETA = 0.05
@@ -91,6 +91,15 @@ def student_law() -> Law:
     return Law("Student t₂", lambda r, n: r.standard_t(2, n), lambda r, n: r.standard_t(2, n) + 1.0,
                lambda x: t.sf(x, 2), lambda x: t.cdf(x - 1.0, 2), np.linspace(-30, 31, 6001),
                numeric_epsilon(t.pdf(grid, 2) * dx, t.pdf(grid - 1.0, 2) * dx))
+
+
+def cauchy_law() -> Law:
+    """Standard Cauchy scores, IN shifted by 2: a bounded privacy loss (at most 2·asinh(1) ≈ 1.76) spread over the bulk."""
+    grid = np.linspace(-20_000.0, 20_000.0, 4_000_001)
+    dx = grid[1] - grid[0]
+    return Law("Cauchy +2", lambda r, n: r.standard_cauchy(n), lambda r, n: r.standard_cauchy(n) + 2.0,
+               cauchy.sf, lambda x: cauchy.cdf(x - 2.0), np.linspace(-60, 62, 6001),
+               numeric_epsilon(cauchy.pdf(grid) * dx, cauchy.pdf(grid - 2.0) * dx))
 
 
 def leak_law() -> Law:
@@ -243,7 +252,7 @@ def grid(full: bool) -> list[tuple[Law, int]]:
     """Return the (law, m) rows: every law at m = 10², 10³, 10⁴, and 10⁵ too with `full`."""
     sizes = (100, 1_000, 10_000, 100_000) if full else (100, 1_000, 10_000)
     laws = [gaussian(mu) for mu in (0.5, 1.0, 2.0, 4.0)]
-    laws += [laplace_law(), integer_law(), student_law(), leak_law(), gaussian(0.0)]
+    laws += [laplace_law(), integer_law(), student_law(), cauchy_law(), leak_law(), gaussian(0.0)]
     return [(law, m) for law in laws for m in sizes]
 
 
