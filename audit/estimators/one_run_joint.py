@@ -46,7 +46,8 @@ import math
 import numpy as np
 from dpaudit.audit.estimators.one_run_coupling import expected_excess
 from dpaudit.audit.estimators.one_run_rules import Guesses, Rules
-from scipy.special import betainc, expit
+from scipy.special import expit
+from scipy.stats import binom
 
 GRID_STEP = 0.01
 GRID_RATIO = 0.01
@@ -127,24 +128,17 @@ def _counts_at(values: np.ndarray, ends: np.ndarray, start: int, width: int) -> 
     return np.cumsum(np.cumsum(counts[:, :, :width], axis=2), axis=1).transpose(1, 0, 2)
 
 
-def _log_tail(correct: np.ndarray, guesses: np.ndarray | int, p: np.ndarray) -> np.ndarray:
-    """Return log P[Binomial(guesses, p) ≥ correct], 0 where correct ≤ 0."""
-    positive = correct > 0
-    with np.errstate(divide="ignore"):
-        tail = np.log(betainc(np.maximum(correct, 1), np.maximum(guesses - correct, 0) + 1, p))
-    return np.where(positive, tail, 0.0)
-
-
 def _tabulated_log_tail(correct: np.ndarray, wrong: int | None, guesses: int | None, p: np.ndarray) -> np.ndarray:
-    """Return _log_tail at every (row, grid point), from a table over the values `correct` takes in each column.
+    """Return log P[Binomial(guesses, p) ≥ correct] at every (row, grid point).
 
+    It is read from a table over the values `correct` takes in each column.
     Either `guesses` is fixed (a fixed rule) or `wrong` is (a stopping rule:
     guesses = correct + wrong). The counts of one column span a few
     standard deviations, so the table is far smaller than the array.
     """
     low = int(correct.min())
     values = np.arange(low, int(correct.max()) + 1)[:, None]
-    table = _log_tail(values, values + wrong if guesses is None else guesses, p)
+    table = binom.logsf(values - 1, values + wrong if guesses is None else guesses, p)
     return np.take_along_axis(table, correct - low, axis=0)
 
 
@@ -219,8 +213,8 @@ def joint_epsilon(
 
 def _best_rule(rules: Rules, counts: list[tuple[int, int]], critical: float, epsilon: float) -> Guesses:
     """Return the outcome of the rule with the smallest weighted log tail at ε, with its effective level."""
-    p = np.array([expit(epsilon)])
-    logs = [float(_log_tail(np.array([c]), r, p)[0]) - math.log(s) for (c, r), s in zip(counts, rules.shares)]
+    p = expit(epsilon)
+    logs = [float(binom.logsf(c - 1, r, p)) - math.log(s) for (c, r), s in zip(counts, rules.shares)]
     best = int(np.argmin(logs))
     level = float(rules.shares[best] * np.exp(critical))
     fixed = len(rules.guess_counts)
