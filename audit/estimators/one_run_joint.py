@@ -61,8 +61,12 @@ CHUNKS = (4, 16, 64)
 """Grid points evaluated together, growing to the last width (the scan stops at the first one not rejected)."""
 EXCEEDANCES = 50
 """Draws: EXCEEDANCES / (β − Δ), so that about this many simulated games fall below the critical value."""
-MAX_CELLS = 10_000_000
-"""Draws × guessed canaries the joint test may simulate (memory and time grow with it; beyond, Bonferroni)."""
+MAX_WORK = 500_000_000
+"""Draws × guessed canaries × passes over them the joint test may spend (beyond, Bonferroni).
+
+One pass counts the fixed rules, and a stopping rule allowing j wrong
+guesses takes j + 1 more (`_running_order`); about a second per 10⁸.
+"""
 DELTA_SHARE = 0.25
 """The joint test is used when its δ price Δ at ε = 0 is at most this share of β (else Bonferroni)."""
 
@@ -87,7 +91,7 @@ def joint_draws(rules: Rules, *, canaries: int, delta: float, beta: float) -> in
 
     It applies to two rules or more (one rule alone gets its exact tail
     bound) when every rule guesses each canary the same way, the δ price at
-    ε = 0 is at most DELTA_SHARE of β and the simulation fits in MAX_CELLS;
+    ε = 0 is at most DELTA_SHARE of β and the simulation fits in MAX_WORK;
     all depend on the rules, m, δ and β alone, so the choice is made before
     the scores are seen.
     """
@@ -98,7 +102,8 @@ def joint_draws(rules: Rules, *, canaries: int, delta: float, beta: float) -> in
     if spare < (1.0 - DELTA_SHARE) * beta:
         return None
     draws = math.ceil(EXCEEDANCES / spare)
-    return draws if draws * sum(layout) <= MAX_CELLS else None
+    passes = 1 + sum(j + 1 for j in rules.errors_allowed)
+    return draws if draws * sum(layout) * passes <= MAX_WORK else None
 
 
 def _first_right(right: np.ndarray, uniforms: np.ndarray | None) -> np.ndarray:

@@ -94,6 +94,14 @@ def test_auto_falls_back_to_bonferroni_for_one_rule_or_where_delta_costs_the_joi
     assert lb.details["calibration"] == "bonferroni"
 
 
+def test_pure_claims_test_jointly_until_the_simulation_would_exceed_its_work_budget():
+    assert joint_draws(check_rules(None, None, 2_000, "test"), canaries=2_000, delta=0.0, beta=0.05) == 1000
+    # 10⁴ canaries: stopping rules up to j = 256 would take 348 passes over 1000 × 10⁴ simulated guesses.
+    assert joint_draws(check_rules(None, None, 10_000, "test"), canaries=10_000, delta=0.0, beta=0.05) is None
+    assert joint_draws(check_rules([(10, 10), (100, 100)], [0], 10_000, "test"), canaries=10_000, delta=0.0,
+                       beta=0.05) == 1000
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"calibration": "holm"}, "must be one of auto, joint, bonferroni"),
     ({"calibration": "joint", "guess_counts": [(150, 0), (0, 100)]}, "cannot test these rules jointly"),
