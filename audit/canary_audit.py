@@ -372,8 +372,8 @@ def audit_one_run(
     Guesses: IN for the k+ highest scores, OUT for the k− lowest (fixed in
     advance); with neither given, the default rules of
     `one_run_rules.check_rules` are tried and paid for (weighted Bonferroni:
-    most of β for balanced rules, STOPPING_SHARE for stopping rules that
-    catch a leak of a few canaries). Estimator "one-run" (Steinke, Nasr,
+    1 − STOPPING_SHARE of β for balanced rules, STOPPING_SHARE for stopping
+    rules that catch a leak of a few canaries). Estimator "one-run" (Steinke, Nasr,
     Jagielski 2023; assumption-free) or "one-run-fdp" (Mahloujifar, Melis,
     Chaudhuri 2024; ε under the Gaussian trade-off assumption). With
     probability ≥ `confidence` the mechanism is not (ε', δ)-DP with respect
