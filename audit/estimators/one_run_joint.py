@@ -65,7 +65,7 @@ MAX_WORK = 500_000_000
 """Draws × guessed canaries × passes over them the joint test may spend (beyond, Bonferroni).
 
 One pass counts the fixed rules, and a stopping rule allowing j wrong
-guesses takes j + 1 more (`_running_order`); about a second per 10⁸.
+guesses takes j + 1 more (`_running_order`).
 """
 DELTA_SHARE = 0.25
 """The joint test is used when its δ price Δ at ε = 0 is at most this share of β (else Bonferroni)."""
