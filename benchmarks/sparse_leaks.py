@@ -30,18 +30,28 @@ from score_estimators import DELTA, peer_one_run
 
 Draw = Callable[[np.random.Generator, np.ndarray], np.ndarray]
 """Scores of the canaries given their truth (True = IN)."""
+Noise = Callable[[np.random.Generator, int], np.ndarray]
+"""n draws of the scores' noise."""
 
 
-def shifted(noise: Callable[[np.random.Generator, int], np.ndarray], shift: float) -> Draw:
+def normal(rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.normal(size=n)
+
+
+def student_t3(rng: np.random.Generator, n: int) -> np.ndarray:
+    return rng.standard_t(3, n)
+
+
+def shifted(noise: Noise, shift: float) -> Draw:
     """Return a dense law: noise, IN scores shifted by `shift`."""
     return lambda rng, truth: noise(rng, truth.size) + shift * truth
 
 
-def leak(share: float, shift: float, *, noise: str = "normal", both_sides: bool = False) -> Draw:
+def leak(share: float, shift: float, *, noise: Noise = normal, both_sides: bool = False) -> Draw:
     """Return a sparse leak: noise, a `share` of IN scores shifted up by `shift` (and of OUT down, `both_sides`)."""
 
     def draw(rng: np.random.Generator, truth: np.ndarray) -> np.ndarray:
-        base = rng.standard_t(3, truth.size) if noise == "t3" else rng.normal(size=truth.size)
+        base = noise(rng, truth.size)
         hit = rng.random(truth.size) < share
         down = ~truth & hit if both_sides else np.zeros_like(truth)
         return base + shift * (truth & hit) - shift * down
@@ -50,7 +60,7 @@ def leak(share: float, shift: float, *, noise: str = "normal", both_sides: bool 
 
 
 LAWS: dict[str, Draw] = {
-    "N(μ=0.25)": shifted(lambda r, n: r.normal(size=n), 0.25),
+    "N(μ=0.25)": shifted(normal, 0.25),
     "logistic +1": shifted(lambda r, n: r.logistic(size=n), 1.0),
     "exponential +0.5": shifted(lambda r, n: r.exponential(size=n), 0.5),
     "Poisson 3 vs 5": lambda rng, truth: rng.poisson(np.where(truth, 5.0, 3.0)).astype(float),
@@ -60,7 +70,7 @@ LAWS: dict[str, Draw] = {
     "3% +3": leak(0.03, 3.0),
     "5% +2": leak(0.05, 2.0),
     "10% +1": leak(0.10, 1.0),
-    "t₃, 2% +6": leak(0.02, 6.0, noise="t3"),
+    "t₃, 2% +6": leak(0.02, 6.0, noise=student_t3),
     "1% ±6 both sides": leak(0.01, 6.0, both_sides=True),
 }
 
