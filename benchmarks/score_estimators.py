@@ -20,7 +20,7 @@ Then soundness counts: over many seeds, how often each estimator certifies
 ε > 0 on null scores, or more than the truth on exactly tight scores.
 
 Run: python benchmarks/score_estimators.py            (every law at m ∈ {10², 10³, 10⁴}: a quarter of an hour)
-     python benchmarks/score_estimators.py --full     (m = 10⁵ too, without the peer's one-run columns there,
+     python benchmarks/score_estimators.py --full     (m = 10⁵ too, the peer's one-run columns included,
                                                        and soundness over 1000 seeds of 2·10³ canaries:
                                                        about an hour on 2 shared cores)
 """
@@ -37,8 +37,8 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.bands import local_levels
 from dpaudit.audit.estimators.clopper_pearson import epsilon_from_rates, epsilon_lower_bound, rate_upper_bound
 from dpaudit.audit.estimators.gdp import gdp_epsilon, gdp_lower_bound, mu_lower_bound
-from dpaudit.audit.estimators.one_run_binomial import one_run_epsilon, one_run_lower_bound
-from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound, one_run_fdp_mu
+from dpaudit.audit.estimators.one_run_binomial import one_run_epsilon, one_run_lower_bound, one_run_p_value
+from dpaudit.audit.estimators.one_run_fdp import gdp_excess, one_run_fdp_lower_bound, one_run_fdp_mu
 from dpaudit.audit.estimators.one_run_joint import joint_draws
 from dpaudit.audit.estimators.one_run_rules import check_rules
 from dpaudit.audit.estimators.thresholds import Bonferroni, SimultaneousBands, Split, threshold_lower_bound
@@ -165,19 +165,27 @@ def peer_cp(obs: Observations, seed: int, one_sided: bool = False) -> float:
 
 
 def peer_one_run(obs: Observations, seed: int, fdp: bool = False) -> float:
-    """The peer's one-run bounds: guess IN above each hull threshold (k− = 0), Bonferroni over the hull."""
+    """The peer's one-run bounds: guess IN above each hull threshold (k− = 0), Bonferroni over the hull.
+
+    A threshold that does not reject the best bound so far cannot raise it and
+    is skipped before the root search: the same maximum, found faster.
+    """
     fn, fp = _hull(obs)
     tp = obs.n_in - fn
     each, best = BETA / fn.size, 0.0
     for correct, guesses in zip(tp.astype(int), (tp + fp).astype(int)):
         if guesses == 0 or correct / guesses <= 0.5:
             continue
+        game = dict(canaries=obs.size, guesses=guesses, correct=correct)
         if fdp:
-            value = gdp_epsilon(one_run_fdp_mu(canaries=obs.size, guesses=guesses, correct=correct, beta=each), DELTA)
+            if best > 0.0 and gdp_excess(mu=best, beta=each, **game) <= 0.0:
+                continue
+            best = max(best, one_run_fdp_mu(beta=each, **game))
         else:
-            value = one_run_epsilon(canaries=obs.size, guesses=guesses, correct=correct, delta=DELTA, beta=each)
-        best = max(best, value)
-    return best
+            if best > 0.0 and one_run_p_value(epsilon=best, delta=DELTA, **game) > each:
+                continue
+            best = max(best, one_run_epsilon(delta=DELTA, beta=each, **game))
+    return gdp_epsilon(best, DELTA) if fdp and best > 0.0 else best
 
 
 def peer_gdp(obs: Observations, seed: int) -> float:
@@ -221,13 +229,9 @@ def draw(law: Law, m: int, seed: int) -> tuple[Observations, Observations]:
     return multi, Observations(scores=scores, truth=truth)
 
 
-PEER_ONE_RUN_MAX = 10_000
-"""The peer's one-run columns search every hull threshold with a root finder: skipped above this m (minutes per call)."""
-
-
 def row(law: Law, m: int) -> tuple[list[str], dict[str, float]]:
     """Return one table row (means over SEEDS; "—" where skipped) and the seconds per call of each estimator."""
-    skip = {"peer 1-run", "peer f-DP"} if m > PEER_ONE_RUN_MAX else set()
+    skip = set()
     if joint_draws(check_rules(None, None, 2 * m, "benchmark"), canaries=2 * m, delta=DELTA, beta=BETA) is None:
         skip.add("1-run bonf")
     sums = dict.fromkeys([*MULTI_RUN, *ONE_RUN], 0.0)

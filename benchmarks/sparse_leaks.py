@@ -12,6 +12,7 @@ convex hull, Bonferroni over the hull), and ours over the peer's. δ = 1e-5,
 95% confidence; the f-DP columns assume a Gaussian trade-off.
 
 Run: python benchmarks/sparse_leaks.py            (m ∈ {10², 10³, 10⁴}: about 10 minutes on 2 shared cores)
+     python benchmarks/sparse_leaks.py --sizes 100000        (a quarter of an hour)
      python benchmarks/sparse_leaks.py --sizes 100 --seeds 40
 """
 
