@@ -22,7 +22,7 @@ Then soundness counts: over many seeds, how often each estimator certifies
 Run: python benchmarks/score_estimators.py            (every law at m ∈ {10², 10³, 10⁴}: a quarter of an hour)
      python benchmarks/score_estimators.py --full     (m = 10⁵ too, the peer's one-run columns included,
                                                        and soundness over 1000 seeds of 2·10³ canaries:
-                                                       about an hour on 2 shared cores)
+                                                       about 100 minutes on 2 shared cores)
 """
 
 from __future__ import annotations
