@@ -231,9 +231,8 @@ def draw(law: Law, m: int, seed: int) -> tuple[Observations, Observations]:
 
 def row(law: Law, m: int) -> tuple[list[str], dict[str, float]]:
     """Return one table row (means over SEEDS; "—" where skipped) and the seconds per call of each estimator."""
-    skip = set()
-    if joint_draws(check_rules(None, None, 2 * m, "benchmark"), canaries=2 * m, delta=DELTA, beta=BETA) is None:
-        skip.add("1-run bonf")
+    joint = joint_draws(check_rules(None, None, 2 * m, "benchmark"), canaries=2 * m, delta=DELTA, beta=BETA)
+    skip = {"1-run bonf"} if joint is None else set()
     sums = dict.fromkeys([*MULTI_RUN, *ONE_RUN], 0.0)
     seconds = dict.fromkeys(sums, 0.0)
     for seed in range(SEEDS):
