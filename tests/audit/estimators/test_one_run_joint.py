@@ -1,10 +1,12 @@
 """The joint (max-statistic Monte Carlo) test of the one-run rules: its parts, its level, when it applies."""
 
+import math
+
 import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound
-from dpaudit.audit.estimators.one_run_joint import EPSILONS, _counts_at, _running_order, joint_draws
+from dpaudit.audit.estimators.one_run_joint import EPSILONS, EXCEEDANCES, MAX_WORK, _counts_at, _running_order, joint_draws
 from dpaudit.audit.estimators.one_run_rules import check_rules, make_guesses, rank_truth
 from dpaudit.mechanisms.errors import DPAuditError
 from scipy.special import expit
@@ -95,11 +97,14 @@ def test_auto_falls_back_to_bonferroni_for_one_rule_or_where_delta_costs_the_joi
 
 
 def test_pure_claims_test_jointly_until_the_simulation_would_exceed_its_work_budget():
-    assert joint_draws(check_rules(None, None, 2_000, "test"), canaries=2_000, delta=0.0, beta=0.05) == 1000
-    # 10⁴ canaries: stopping rules up to j = 256 would take 348 passes over 1000 × 10⁴ simulated guesses.
-    assert joint_draws(check_rules(None, None, 10_000, "test"), canaries=10_000, delta=0.0, beta=0.05) is None
+    draws = math.ceil(EXCEEDANCES / 0.05)  # at δ = 0 the joint test pays no δ price
+    assert joint_draws(check_rules(None, None, 2_000, "test"), canaries=2_000, delta=0.0, beta=0.05) == draws
+    wide = check_rules(None, None, 10_000, "test")
+    passes = 1 + sum(j + 1 for j in wide.errors_allowed)
+    assert draws * 10_000 * passes > MAX_WORK
+    assert joint_draws(wide, canaries=10_000, delta=0.0, beta=0.05) is None
     assert joint_draws(check_rules([(10, 10), (100, 100)], [0], 10_000, "test"), canaries=10_000, delta=0.0,
-                       beta=0.05) == 1000
+                       beta=0.05) == draws
 
 
 @pytest.mark.parametrize("kwargs, match", [
