@@ -31,6 +31,7 @@ from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
 from rich.console import Console
 from rich.table import Table
 from score_estimators import BETA, DELTA, peer_one_run
+from sparse_leaks import game, normal
 from statsmodels.stats.proportion import proportion_confint
 
 ESTIMATORS: dict[str, Callable[[Observations, int], float]] = {
@@ -41,18 +42,16 @@ ESTIMATORS: dict[str, Callable[[Observations, int], float]] = {
 }
 
 
-def null_game(m: int, seed: int) -> Observations:
-    """Return a game of 2m canaries, each IN w.p. 1/2, with N(0, 1) scores that ignore the truth."""
-    rng = np.random.default_rng(seed)
-    truth = rng.random(2 * m) < 0.5
-    return Observations(scores=rng.normal(size=2 * m), truth=truth)
+def null_scores(rng: np.random.Generator, truth: np.ndarray) -> np.ndarray:
+    """Return N(0, 1) scores that ignore the truth."""
+    return normal(rng, truth.size)
 
 
 def false_positives(m: int, games: int) -> dict[str, int]:
     """Return, per estimator, how many of `games` null games it certified ε > 0 in."""
     counts = dict.fromkeys(ESTIMATORS, 0)
     for seed in range(games):
-        obs = null_game(m, seed)
+        obs = game(null_scores, m, seed)
         for name, estimate in ESTIMATORS.items():
             counts[name] += estimate(obs, seed) > 0.0
     return counts
