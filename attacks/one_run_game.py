@@ -5,7 +5,7 @@ NeurIPS 2023, arXiv 2305.08846, Algorithm 1. The mechanism is run once on
 the dataset holding the included canaries (and, under replace-one, the
 `absent` records in the slots of the others); the scorer gives each canary
 one score from that single output. The game returns `Observations`; the
-one-run estimators (`dpaudit.audit.estimators.one_run_binomial`, `one_run_fdp`) turn them into
+one-run estimators (`dpaudit.audit.estimators.one_run.binomial`, `one_run.fdp`) turn them into
 a bound, which is valid because the inclusions are independent fair coins
 drawn here, before the run.
 """

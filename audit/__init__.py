@@ -1,6 +1,6 @@
 """Estimators, theory bounds, reports, runner and CLI: where mechanisms and attacks meet."""
 
-from dpaudit.audit.result import AuditResult
-from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.audit.audits.two_dataset import audit_mechanism
+from dpaudit.audit.results.result import AuditResult
 
 __all__ = ["AuditResult", "audit_mechanism"]

@@ -20,14 +20,14 @@ import argparse
 import time
 
 import numpy as np
-from dpaudit.audit.canary_audit import MULTI_RUN, ONE_RUN, audit_observations
-from dpaudit.audit.dpsgd_audit import audit_dpsgd
+from dpaudit.audit.audits.canaries import MULTI_RUN, ONE_RUN, audit_observations
+from dpaudit.audit.audits.dpsgd import audit_dpsgd
 from dpaudit.experiments.dpsgd import calibrate
-from dpaudit.mechanisms.dpsgd import DPSGDTrainer, Insertions
-from dpaudit.mechanisms.dpsgd_accounting import pld_epsilon, poisson_event
-from dpaudit.mechanisms.dpsgd_config import DPSGDConfig
-from dpaudit.mechanisms.dpsgd_data import load_data
-from dpaudit.mechanisms.opacus_target import OpacusTrainer
+from dpaudit.mechanisms.dpsgd.accounting import pld_epsilon, poisson_event
+from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
+from dpaudit.mechanisms.dpsgd.data import load_data
+from dpaudit.mechanisms.dpsgd.opacus_target import OpacusTrainer
+from dpaudit.mechanisms.dpsgd.trainer import DPSGDTrainer, Insertions
 from rich.console import Console
 from rich.table import Table
 from scipy.optimize import brentq

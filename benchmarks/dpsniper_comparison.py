@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 from best_achievable import best_achievable
-from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.mechanisms.registry import get_mechanism
 from rich.console import Console
 from rich.table import Table

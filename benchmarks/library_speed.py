@@ -3,7 +3,7 @@
 Each mechanism draws DRAWS outputs on its default d0 in one `sample` call
 (the call the audit makes); the least of REPEATS runs is kept, as the least
 disturbed by load on a shared machine. The suite's per-mechanism budgets
-(`dpaudit.audit.suite.TRIAL_MULTIPLIERS`) follow from these numbers.
+(`dpaudit.audit.audits.suite.TRIAL_MULTIPLIERS`) follow from these numbers.
 
 Run: python benchmarks/library_speed.py [DRAWS]
 """
@@ -14,7 +14,7 @@ import sys
 import time
 
 import numpy as np
-from dpaudit.audit.suite import TRIAL_MULTIPLIERS
+from dpaudit.audit.audits.suite import TRIAL_MULTIPLIERS
 from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms
 from rich.console import Console
 from rich.table import Table

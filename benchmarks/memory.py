@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CHILD = """
 import json, resource, sys, time
-from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.mechanisms.registry import get_mechanism
 start = time.perf_counter()
 result = audit_mechanism(get_mechanism("laplace"), trials=int(sys.argv[1]), seed=0)

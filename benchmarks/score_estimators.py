@@ -37,10 +37,10 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.bands import local_levels
 from dpaudit.audit.estimators.clopper_pearson import epsilon_from_rates, epsilon_lower_bound, rate_upper_bound
 from dpaudit.audit.estimators.gdp import gdp_epsilon, gdp_lower_bound, mu_lower_bound
-from dpaudit.audit.estimators.one_run_binomial import one_run_epsilon, one_run_lower_bound, one_run_p_value
-from dpaudit.audit.estimators.one_run_fdp import gdp_excess, one_run_fdp_lower_bound, one_run_fdp_mu
-from dpaudit.audit.estimators.one_run_joint import joint_draws
-from dpaudit.audit.estimators.one_run_rules import check_rules
+from dpaudit.audit.estimators.one_run.binomial import one_run_epsilon, one_run_lower_bound, one_run_p_value
+from dpaudit.audit.estimators.one_run.fdp import gdp_excess, one_run_fdp_lower_bound, one_run_fdp_mu
+from dpaudit.audit.estimators.one_run.joint import joint_draws
+from dpaudit.audit.estimators.one_run.rules import check_rules
 from dpaudit.audit.estimators.thresholds import Bonferroni, SimultaneousBands, Split, threshold_lower_bound
 from scipy.optimize import brentq
 from scipy.stats import binom, cauchy, laplace, norm, t

@@ -23,8 +23,8 @@ from typing import Callable
 
 import numpy as np
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound
-from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
+from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound
+from dpaudit.audit.estimators.one_run.fdp import one_run_fdp_lower_bound
 from rich.console import Console
 from rich.table import Table
 from score_estimators import DELTA, peer_one_run

@@ -15,10 +15,10 @@ import time
 import numpy as np
 from dpaudit.attacks.distinguish import best_threshold, select_test
 from dpaudit.attacks.output_scorers import Coordinate
+from dpaudit.audit.audits.selection_policy import projected_bound, split_budget
+from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
-from dpaudit.audit.runner import CountRejections, chunk_sizes, draw, per_chunk, run_inline, seeds
-from dpaudit.audit.selection_policy import projected_bound, split_budget
-from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.audit.execution.runner import CountRejections, chunk_sizes, draw, per_chunk, run_inline, seeds
 from dpaudit.mechanisms.registry import get_mechanism
 from rich.console import Console
 from rich.table import Table

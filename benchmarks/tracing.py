@@ -23,7 +23,7 @@ CASES = (("marginals_exact", "known"), ("marginals_gaussian", "known"), ("margin
 
 CHILD = """
 import json, resource, sys, time
-from dpaudit.audit.tracing_audit import audit_tracing
+from dpaudit.audit.audits.tracing import audit_tracing
 from dpaudit.mechanisms.registry import get_mechanism
 name, score, rows, dim = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 start = time.perf_counter()

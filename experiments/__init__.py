@@ -4,9 +4,9 @@
 content; `quick` shrinks the trial budget (seconds, for tests); the full run
 takes a few minutes on 2 cores. Experiments are declared as entry points
 (group `dpaudit.experiments` in pyproject.toml) and found through
-`dpaudit.audit.experiment_registry`, so the library never imports them.
+`dpaudit.audit.cli.experiment_registry`, so the library never imports them.
 """
 
-from dpaudit.audit.experiment_registry import experiment_names, get_experiment, run_experiment
+from dpaudit.audit.cli.experiment_registry import experiment_names, get_experiment, run_experiment
 
 __all__ = ["experiment_names", "get_experiment", "run_experiment"]

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 from dp_accounting import dp_event
+from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.theory.amplification import poisson_subsampled, smith_subsampled
-from dpaudit.audit.two_dataset import audit_mechanism
 from dpaudit.experiments.output import save
 from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_boxes
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation

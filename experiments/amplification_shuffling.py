@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.theory.amplification import shuffled_epsilon
 from dpaudit.audit.theory.roots import smallest_epsilon
-from dpaudit.audit.two_dataset import audit_mechanism
 from dpaudit.experiments.output import save
 from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_boxes
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 from dp_accounting import dp_event
+from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.theory.upper_bound import upper_bound
-from dpaudit.audit.two_dataset import audit_mechanism
 from dpaudit.experiments.grid_laplace import grid_laplace
 from dpaudit.experiments.output import save
 from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_boxes

@@ -20,10 +20,10 @@ from typing import Any, Callable
 
 import numpy as np
 from dp_accounting import dp_event
-from dpaudit.audit.plots import GRID, RateBox
+from dpaudit.audit.audits.two_dataset import audit_mechanism
+from dpaudit.audit.results.plots import GRID, RateBox
+from dpaudit.audit.results.tradeoffs import kov_tradeoff
 from dpaudit.audit.theory.composition import advanced_composition, basic_composition, kov_closed_form, kov_epsilon
-from dpaudit.audit.tradeoffs import kov_tradeoff
-from dpaudit.audit.two_dataset import audit_mechanism
 from dpaudit.experiments.output import save
 from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_boxes
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.canary_audit import MULTI_RUN, ONE_RUN, audit_observations
-from dpaudit.audit.dpsgd_audit import audit_dpsgd
+from dpaudit.audit.audits.canaries import MULTI_RUN, ONE_RUN, audit_observations
+from dpaudit.audit.audits.dpsgd import audit_dpsgd
 from dpaudit.experiments.output import save
-from dpaudit.mechanisms.dpsgd_accounting import pld_epsilon, poisson_event
-from dpaudit.mechanisms.dpsgd_config import DPSGDConfig
+from dpaudit.mechanisms.dpsgd.accounting import pld_epsilon, poisson_event
+from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from matplotlib.figure import Figure
 from scipy.optimize import brentq
 

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from dp_accounting import dp_event
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.tracing_audit import audit_tracing
+from dpaudit.audit.audits.tracing import audit_tracing
 from dpaudit.experiments.output import save
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.marginals import marginal_release, marginals_gaussian, marginals_laplace, marginals_linf

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from dp_accounting import dp_event
-from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.experiments.grid_laplace import grid_laplace
 from dpaudit.experiments.output import save
 from dpaudit.mechanisms.base import Claim, Mechanism

@@ -10,7 +10,7 @@ with probability 1/2, one run, two mechanisms:
 - ε-randomized response (pure ε-DP, δ = 0): a canary's score is its IN/OUT
   bit flipped with probability 1/(1+e^ε), ties broken at random.
 
-Two kinds of series, all at 95% with `dpaudit.audit.estimators.one_run_binomial.one_run_epsilon`:
+Two kinds of series, all at 95% with `dpaudit.audit.estimators.one_run.binomial.one_run_epsilon`:
 
 1. Sound ("idealized"): the number of correct guesses set to its expected
    value, the best of `FRACTIONS` guess counts with β split among them
@@ -50,8 +50,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from dpaudit.audit.canary_audit import audit_one_run
-from dpaudit.audit.estimators.one_run_binomial import one_run_epsilon
+from dpaudit.audit.audits.canaries import audit_one_run
+from dpaudit.audit.estimators.one_run.binomial import one_run_epsilon
 from dpaudit.experiments.output import save
 from dpaudit.mechanisms.canary_targets import canary_gaussian_sum
 from dpaudit.mechanisms.gaussian import analytic_sigma

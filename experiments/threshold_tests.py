@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 from dpaudit.audit.estimators.clopper_pearson import epsilon_from_rates
-from dpaudit.audit.plots import RateBox, rate_box
+from dpaudit.audit.results.plots import RateBox, rate_box
 
 
 def threshold_boxes(scores0: np.ndarray, scores1: np.ndarray, thresholds: Sequence[float], *, beta: float) -> list[RateBox]:

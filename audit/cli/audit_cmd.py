@@ -7,14 +7,14 @@ import contextlib
 import json
 import sys
 
-from dpaudit.audit.auto_trials import AUTO, MAX_TRIALS, TIGHT, AutoBudget
+from dpaudit.audit.audits.auto_trials import AUTO, MAX_TRIALS, TIGHT, AutoBudget
+from dpaudit.audit.audits.two_dataset import INTERVALS, audit_mechanism
 from dpaudit.audit.cli import CRASH
 from dpaudit.audit.cli.common import add_mechanism_arguments, parse_params, resolve_mechanism
-from dpaudit.audit.progress import trial_progress, wanted
-from dpaudit.audit.result import VIOLATION, AuditResult
-from dpaudit.audit.runner import AuditInterrupted
-from dpaudit.audit.time_limit import Limit, TimeLimit, time_limit
-from dpaudit.audit.two_dataset import INTERVALS, audit_mechanism
+from dpaudit.audit.execution.progress import trial_progress, wanted
+from dpaudit.audit.execution.runner import AuditInterrupted
+from dpaudit.audit.execution.time_limit import Limit, TimeLimit, time_limit
+from dpaudit.audit.results.result import VIOLATION, AuditResult
 from dpaudit.mechanisms.errors import MechanismError
 from rich.console import Console
 
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     """
     mech = resolve_mechanism(args.name, parse_params(args.param), args.epsilon, args.delta)
     if args.report:
-        from dpaudit.audit.report import check_report_path  # matplotlib loads only when a report is asked for
+        from dpaudit.audit.results.report import check_report_path  # matplotlib loads only when a report is asked for
 
         check_report_path(args.report)
     budget = AutoBudget(max_trials=args.max_trials, max_seconds=args.max_seconds, tight=args.tight)
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     show(result, args.json)
     if args.report:
-        from dpaudit.audit.report import write_report
+        from dpaudit.audit.results.report import write_report
 
         write_report(result, args.report, event=mech.event)
     return 1 if result.verdict == VIOLATION else 0

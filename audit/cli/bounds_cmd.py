@@ -12,7 +12,7 @@ from dp_accounting import dp_event
 from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
 from dpaudit.audit import theory
-from dpaudit.audit.render import fmt
+from dpaudit.audit.results.render import fmt
 from dpaudit.audit.theory.composition import RDP_ORDERS
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real

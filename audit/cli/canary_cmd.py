@@ -12,7 +12,7 @@ import json
 
 from dpaudit.attacks.canary_scores import scorer_by_name
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.canary_audit import (
+from dpaudit.audit.audits.canaries import (
     CANARY_MODES,
     DEFAULT_DIM,
     MULTI_RUN,
@@ -23,7 +23,7 @@ from dpaudit.audit.canary_audit import (
     audit_observations,
 )
 from dpaudit.audit.cli.common import parse_params, resolve_mechanism
-from dpaudit.audit.result import VIOLATION
+from dpaudit.audit.results.result import VIOLATION
 from dpaudit.mechanisms.base import Claim, Mechanism
 from dpaudit.mechanisms.errors import InvalidParameterError
 from rich.console import Console
@@ -67,7 +67,7 @@ def check_report_argument(args: argparse.Namespace) -> None:
     if getattr(args, "save", None):
         Observations.check_path(args.save)
     if args.report:
-        from dpaudit.audit.report import check_report_path  # matplotlib loads only when a report is asked for
+        from dpaudit.audit.results.report import check_report_path  # matplotlib loads only when a report is asked for
 
         check_report_path(args.report)
 
@@ -101,7 +101,7 @@ def emit(result: CanaryAuditResult, args: argparse.Namespace) -> int:
     if args.save and result.observations is not None:
         result.observations.save(args.save)
     if args.report:
-        from dpaudit.audit.score_report import write_score_report
+        from dpaudit.audit.results.score_report import write_score_report
 
         write_score_report(result, args.report)
     if args.json:

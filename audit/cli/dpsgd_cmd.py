@@ -11,15 +11,15 @@ import argparse
 import sys
 from typing import Any
 
-from dpaudit.attacks.dpsgd_canaries import CANARY_KINDS, DIRAC, DIRAC_TARGETS, QUIET
-from dpaudit.attacks.dpsgd_game import DPAUDIT, TARGETS
-from dpaudit.attacks.dpsgd_scores import BLACK_BOX_SCORES, LOSS, THREATS, WHITE_BOX
+from dpaudit.attacks.dpsgd.canaries import CANARY_KINDS, DIRAC, DIRAC_TARGETS, QUIET
+from dpaudit.attacks.dpsgd.game import DPAUDIT, TARGETS
+from dpaudit.attacks.dpsgd.scores import BLACK_BOX_SCORES, LOSS, THREATS, WHITE_BOX
 from dpaudit.audit.cli.canary_cmd import add_estimator_arguments, check_report_argument, emit
 from dpaudit.audit.cli.common import load_attribute
-from dpaudit.audit.progress import wanted
-from dpaudit.mechanisms.dpsgd_config import BATCHINGS, BUGS, DPSGDConfig
-from dpaudit.mechanisms.dpsgd_data import DATASETS
-from dpaudit.mechanisms.dpsgd_models import MODELS
+from dpaudit.audit.execution.progress import wanted
+from dpaudit.mechanisms.dpsgd.config import BATCHINGS, BUGS, DPSGDConfig
+from dpaudit.mechanisms.dpsgd.data import DATASETS
+from dpaudit.mechanisms.dpsgd.models import MODELS
 from dpaudit.mechanisms.errors import UnknownMechanismError
 
 DEFAULTS = DPSGDConfig()
@@ -27,7 +27,7 @@ DEFAULTS = DPSGDConfig()
 
 def run(args: argparse.Namespace) -> int:
     """Run the DP-SGD audit; return the exit status."""
-    from dpaudit.audit.dpsgd_audit import DPSGDInterrupted, Execution, audit_dpsgd
+    from dpaudit.audit.audits.dpsgd import DPSGDInterrupted, Execution, audit_dpsgd
 
     check_report_argument(args)
     config = DPSGDConfig(
@@ -56,12 +56,12 @@ def _target(name: str) -> Any:
     """Return "dpaudit", "opacus", or the `UserTrainer` that `module:attr` names."""
     if ":" not in name:
         return name
-    from dpaudit.mechanisms.user_trainer import UserTrainer
+    from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
 
     found = load_attribute(name)
     if not isinstance(found, UserTrainer):
         raise UnknownMechanismError(f"'{name}' is not a UserTrainer (wrap your training function with "
-                                    "dpaudit.mechanisms.user_trainer.UserTrainer).")
+                                    "dpaudit.mechanisms.dpsgd.user_trainer.UserTrainer).")
     return found
 
 

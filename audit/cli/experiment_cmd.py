@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dpaudit.audit.experiment_registry import experiment_names, get_experiment, run_experiment
+from dpaudit.audit.cli.experiment_registry import experiment_names, get_experiment, run_experiment
 from rich.console import Console
 
 

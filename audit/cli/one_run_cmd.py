@@ -11,7 +11,7 @@ import argparse
 
 from dpaudit.attacks.canary_scores import scorer_by_name
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.canary_audit import ONE_RUN, ONE_RUN_ESTIMATORS, audit_observations, audit_one_run
+from dpaudit.audit.audits.canaries import ONE_RUN, ONE_RUN_ESTIMATORS, audit_observations, audit_one_run
 from dpaudit.audit.cli.canary_cmd import (
     add_target_arguments,
     bound_delta,

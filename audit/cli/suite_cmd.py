@@ -7,7 +7,7 @@ import json
 import pathlib
 import sys
 
-from dpaudit.audit.suite import COLUMNS, cells, run_suite, select, write
+from dpaudit.audit.audits.suite import COLUMNS, cells, run_suite, select, write
 from dpaudit.mechanisms.errors import InvalidParameterError
 from rich.console import Console
 from rich.table import Table

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 
-from dpaudit.attacks.tracing_data import BIAS_KINDS, UNIFORM
-from dpaudit.attacks.tracing_scores import KNOWN, SCORE_KINDS
+from dpaudit.attacks.tracing.data import BIAS_KINDS, UNIFORM
+from dpaudit.attacks.tracing.scores import KNOWN, SCORE_KINDS
+from dpaudit.audit.audits.tracing import audit_tracing
 from dpaudit.audit.cli.canary_cmd import add_estimator_arguments, check_report_argument, emit
 from dpaudit.audit.cli.common import parse_params, resolve_mechanism
-from dpaudit.audit.tracing_audit import audit_tracing
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,8 +12,8 @@ from dpaudit.audit.estimators.clopper_pearson import epsilon_from_rates
 from dpaudit.audit.estimators.gdp import GDP_ASSUMPTION, gdp_epsilon, gdp_from_counts, gdp_lower_bound
 from dpaudit.audit.estimators.held_out import held_out_assumption_bounds, held_out_lower_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound, one_run_p_value
-from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
+from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound, one_run_p_value
+from dpaudit.audit.estimators.one_run.fdp import one_run_fdp_lower_bound
 from dpaudit.audit.estimators.thresholds import (
     Bonferroni,
     DominatingPair,

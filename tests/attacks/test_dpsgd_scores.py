@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from dpaudit.attacks.dpsgd_canaries import DPSGDCanaries
-from dpaudit.attacks.dpsgd_scores import black_box_scores, white_box_scores
-from dpaudit.mechanisms.dpsgd_config import DPSGDConfig
-from dpaudit.mechanisms.flat_model import FlatModel
+from dpaudit.attacks.dpsgd.canaries import DPSGDCanaries
+from dpaudit.attacks.dpsgd.scores import black_box_scores, white_box_scores
+from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
+from dpaudit.mechanisms.dpsgd.flat_model import FlatModel
 from scipy import stats
 
 pytest.importorskip("torch")

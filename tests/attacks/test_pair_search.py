@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from dpaudit.attacks.pair_search import InputSpace, search_pair, split_patterns, statdp_patterns
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.selection_policy import projected_bound
+from dpaudit.audit.audits.selection_policy import projected_bound
 from dpaudit.mechanisms import get_mechanism
 from dpaudit.mechanisms.errors import InvalidParameterError
 

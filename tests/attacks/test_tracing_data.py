@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 import pytest
-from dpaudit.attacks import tracing_data
-from dpaudit.attacks.tracing_data import column_biases, sample_rows
+from dpaudit.attacks.tracing import data as tracing_data
+from dpaudit.attacks.tracing.data import column_biases, sample_rows
 from dpaudit.mechanisms import InvalidParameterError
 
 

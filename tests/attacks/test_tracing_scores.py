@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 import pytest
-from dpaudit.attacks.tracing_data import column_biases, sample_rows
-from dpaudit.attacks.tracing_scores import known_bias_score, reference_score, tardos_score
+from dpaudit.attacks.tracing.data import column_biases, sample_rows
+from dpaudit.attacks.tracing.scores import known_bias_score, reference_score, tardos_score
 from dpaudit.mechanisms import InvalidParameterError
 
 

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.auto_trials import AutoBudget, planned_rounds
+from dpaudit.audit.audits.auto_trials import AutoBudget, planned_rounds
 from dpaudit.audit.cli import main
 from dpaudit.mechanisms import InvalidParameterError, blackbox, get_mechanism
 

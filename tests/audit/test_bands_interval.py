@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from dpaudit.attacks.output_histogram import OutputHistogram, cell_counts, grid_from
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.runner import AuditInterrupted
+from dpaudit.audit.execution.runner import AuditInterrupted
 from dpaudit.mechanisms import InvalidParameterError, blackbox
 from dpaudit.mechanisms.registry import get_mechanism
 from scipy.stats import binom

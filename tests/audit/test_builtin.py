@@ -2,7 +2,7 @@
 
 import pytest
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.suite import TRIAL_MULTIPLIERS
+from dpaudit.audit.audits.suite import TRIAL_MULTIPLIERS
 from dpaudit.mechanisms import get_mechanism, list_mechanisms
 
 CORE = ["laplace", "gaussian", "geometric", "randomized_response", "report_noisy_max", "laplace_histogram",

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.canary_audit import audit_canaries, audit_observations, audit_one_run
-from dpaudit.audit.estimators.one_run_rules import GUESS_FRACTIONS, default_errors_allowed, default_guess_counts
+from dpaudit.audit.audits.canaries import audit_canaries, audit_observations, audit_one_run
+from dpaudit.audit.estimators.one_run.rules import GUESS_FRACTIONS, default_errors_allowed, default_guess_counts
 from dpaudit.mechanisms import InvalidParameterError, blackbox, get_mechanism
 from dpaudit.mechanisms.canary_targets import canary_gaussian_sum
 from scipy.stats import binom

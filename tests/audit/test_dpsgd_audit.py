@@ -5,11 +5,11 @@ import re
 import shlex
 
 import pytest
+from dpaudit.audit.audits.dpsgd import audit_dpsgd
 from dpaudit.audit.cli import main
-from dpaudit.audit.dpsgd_audit import audit_dpsgd
-from dpaudit.mechanisms.dpsgd_accounting import actual_event, claimed_event, pld_epsilon, poisson_event, rdp_epsilon
-from dpaudit.mechanisms.dpsgd_bugs import BUGGY_CONFIGS
-from dpaudit.mechanisms.dpsgd_config import BUGS, DPSGDConfig
+from dpaudit.mechanisms.dpsgd.accounting import actual_event, claimed_event, pld_epsilon, poisson_event, rdp_epsilon
+from dpaudit.mechanisms.dpsgd.bugs import BUGGY_CONFIGS
+from dpaudit.mechanisms.dpsgd.config import BUGS, DPSGDConfig
 
 pytest.importorskip("torch")
 

@@ -5,10 +5,10 @@ import re
 import shlex
 
 import pytest
+from dpaudit.audit.audits.dpsgd import audit_dpsgd
 from dpaudit.audit.cli import main
-from dpaudit.audit.dpsgd_audit import audit_dpsgd
-from dpaudit.mechanisms.dpsgd_accounting import pld_epsilon, poisson_event
-from dpaudit.mechanisms.dpsgd_config import DPSGDConfig
+from dpaudit.mechanisms.dpsgd.accounting import pld_epsilon, poisson_event
+from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 
 pytest.importorskip("torch")
 
@@ -17,7 +17,7 @@ SMALL = ["--sample-rate", "1", "--steps", "5", "--noise-multiplier", "5", "--run
 
 def test_opacus_claim_agrees_with_dpaudits_pld_bound():
     pytest.importorskip("opacus")
-    from dpaudit.mechanisms.opacus_target import opacus_epsilon, opacus_rate
+    from dpaudit.mechanisms.dpsgd.opacus_target import opacus_epsilon, opacus_rate
 
     config = DPSGDConfig(noise_multiplier=1.15, sample_rate=256 / 1797, steps=100)
     assert opacus_rate(config, 1797) == 1 / 8
@@ -38,7 +38,7 @@ def test_opacus_trains_with_input_canaries_and_reports_its_own_accountant(threat
 @pytest.mark.slow
 def test_opacus_is_not_flagged_over_20_seeds_of_its_docstring_command(capsys):
     pytest.importorskip("opacus")
-    from dpaudit.mechanisms import opacus_target
+    from dpaudit.mechanisms.dpsgd import opacus_target
 
     argv = shlex.split(re.search(r"`dpaudit (dpsgd [^`]+)`", opacus_target.__doc__).group(1))
     statuses = [main(argv + ["--seed", str(seed), "--json", "--quiet"]) for seed in range(20)]

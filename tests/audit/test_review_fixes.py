@@ -5,7 +5,7 @@ import pytest
 from dpaudit.audit import audit_mechanism
 from dpaudit.audit.cli import main
 from dpaudit.audit.estimators import LowerBound
-from dpaudit.audit.result import refutes
+from dpaudit.audit.results.result import refutes
 from dpaudit.mechanisms import Claim, InvalidParameterError, blackbox, get_mechanism
 from dpaudit.mechanisms.laplace import laplace
 from dpaudit.mechanisms.transforms import subsample

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from dpaudit.audit.tracing_audit import audit_tracing
+from dpaudit.audit.audits.tracing import audit_tracing
 from dpaudit.mechanisms import InvalidParameterError, get_mechanism
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.transforms import copies

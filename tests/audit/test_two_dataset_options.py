@@ -1,10 +1,10 @@
 """audit_mechanism's choices: the interval, the selection size for discrete outputs, Poisson held-out counts."""
 
-import dpaudit.audit.selection_policy as selection
+import dpaudit.audit.audits.selection_policy as selection
 import numpy as np
 import pytest
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.selection_policy import (
+from dpaudit.audit.audits.selection_policy import (
     DISCRETE_SELECTION,
     MAX_DISCRETE_LEVEL,
     MAX_SELECTION_ELEMENTS,

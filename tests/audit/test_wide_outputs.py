@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.selection_policy import screening_size, split_budget
+from dpaudit.audit.audits.selection_policy import screening_size, split_budget
 from dpaudit.mechanisms import blackbox
 
 WIDTH = 30_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.mechanisms import get_mechanism
 
 TRIALS = 200_000

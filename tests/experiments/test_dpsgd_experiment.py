@@ -5,7 +5,7 @@ import json
 import pytest
 from dpaudit.audit.cli import main
 from dpaudit.experiments.dpsgd import calibrate
-from dpaudit.mechanisms.dpsgd_accounting import pld_epsilon, poisson_event
+from dpaudit.mechanisms.dpsgd.accounting import pld_epsilon, poisson_event
 
 pytest.importorskip("torch")
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 from dpaudit.audit.cli import main
-from dpaudit.audit.tradeoffs import kov_tradeoff
+from dpaudit.audit.results.tradeoffs import kov_tradeoff
 from dpaudit.experiments import experiment_names, get_experiment
 from matplotlib.image import imread
 

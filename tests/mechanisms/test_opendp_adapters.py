@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("opendp")
 
-from dpaudit.audit.two_dataset import audit_mechanism  # noqa: E402
+from dpaudit.audit.audits.two_dataset import audit_mechanism  # noqa: E402
 from dpaudit.mechanisms import get_mechanism  # noqa: E402
 
 

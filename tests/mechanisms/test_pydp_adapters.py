@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("pydp")
 
-from dpaudit.audit.two_dataset import audit_mechanism  # noqa: E402
+from dpaudit.audit.audits.two_dataset import audit_mechanism  # noqa: E402
 from dpaudit.mechanisms import InvalidParameterError, get_mechanism  # noqa: E402
 from dpaudit.mechanisms.floating_point import from_bits  # noqa: E402
 from dpaudit.mechanisms.gaussian import analytic_sigma  # noqa: E402

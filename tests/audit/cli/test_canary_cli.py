@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.canary_audit import audit_observations
+from dpaudit.audit.audits.canaries import audit_observations
 from dpaudit.audit.cli import main
 
 

@@ -6,9 +6,9 @@ import sys
 import numpy as np
 import pytest
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.canary_audit import audit_canaries
+from dpaudit.audit.audits.canaries import audit_canaries
+from dpaudit.audit.audits.reproducibility import GLOBAL_STREAMS_WARNING
 from dpaudit.audit.cli import main
-from dpaudit.audit.reproducibility import GLOBAL_STREAMS_WARNING
 from dpaudit.mechanisms import InvalidParameterError, blackbox, get_mechanism
 
 USER_MECHANISMS = '''

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.gdp import gdp_from_counts, gdp_lower_bound
-from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound
-from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
-from dpaudit.audit.estimators.one_run_rules import STOPPING_SHARE, default_errors_allowed, default_guess_counts
+from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound
+from dpaudit.audit.estimators.one_run.fdp import one_run_fdp_lower_bound
+from dpaudit.audit.estimators.one_run.rules import STOPPING_SHARE, default_errors_allowed, default_guess_counts
 from dpaudit.audit.estimators.thresholds import DEFAULT_BONFERRONI_COUNT, Bonferroni, threshold_lower_bound
 from dpaudit.mechanisms.errors import DPAuditError
 from scipy.stats import norm

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.gdp import gdp_epsilon
-from dpaudit.audit.estimators.one_run_binomial import one_run_epsilon, one_run_lower_bound, one_run_p_value, rule_epsilon
-from dpaudit.audit.estimators.one_run_coupling import coupling_epsilon
-from dpaudit.audit.estimators.one_run_rules import Guesses
+from dpaudit.audit.estimators.one_run.binomial import one_run_epsilon, one_run_lower_bound, one_run_p_value, rule_epsilon
+from dpaudit.audit.estimators.one_run.coupling import coupling_epsilon
+from dpaudit.audit.estimators.one_run.rules import Guesses
 from dpaudit.mechanisms.errors import DPAuditError
 from scipy.special import expit
 from scipy.stats import binom, norm

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.gdp import GDP_ASSUMPTION, gdp_epsilon
-from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound
-from dpaudit.audit.estimators.one_run_fdp import gdp_excess, one_run_fdp_lower_bound, one_run_fdp_mu
+from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound
+from dpaudit.audit.estimators.one_run.fdp import gdp_excess, one_run_fdp_lower_bound, one_run_fdp_mu
 from scipy.stats import binom, norm
 
 # Fixed before any score was computed, the same for every μ (see test_estimator_one_run).

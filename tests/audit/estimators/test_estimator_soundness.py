@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.gdp import gdp_lower_bound
-from dpaudit.audit.estimators.one_run_binomial import one_run_lower_bound
-from dpaudit.audit.estimators.one_run_fdp import one_run_fdp_lower_bound
+from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound
+from dpaudit.audit.estimators.one_run.fdp import one_run_fdp_lower_bound
 from dpaudit.audit.estimators.thresholds import (
     Bonferroni,
     DominatingPair,

@@ -4,8 +4,8 @@ import itertools
 
 import numpy as np
 import pytest
-from dpaudit.audit.estimators.one_run_binomial import one_run_epsilon
-from dpaudit.audit.estimators.one_run_coupling import (
+from dpaudit.audit.estimators.one_run.binomial import one_run_epsilon
+from dpaudit.audit.estimators.one_run.coupling import (
     PRICES,
     _adversary_bounds,
     _slack_bounds,

@@ -7,9 +7,9 @@ import html
 import re
 
 import pytest
+from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.cli import main
-from dpaudit.audit.report import render_html, write_report
-from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.audit.results.report import render_html, write_report
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.registry import get_mechanism
 

@@ -6,12 +6,12 @@ import math
 
 import numpy as np
 import pytest
+from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.estimators.clopper_pearson import epsilon_from_rates
-from dpaudit.audit.plots import plot_privacy_region, region_bounds, result_box
-from dpaudit.audit.result import VIOLATION
+from dpaudit.audit.results.plots import plot_privacy_region, region_bounds, result_box
+from dpaudit.audit.results.result import VIOLATION
+from dpaudit.audit.results.tradeoffs import event_tradeoff, kov_tradeoff, laplace_tradeoff, randomized_response_tradeoff
 from dpaudit.audit.theory.profiles import epsilon_delta_tradeoff, gdp_tradeoff
-from dpaudit.audit.tradeoffs import event_tradeoff, kov_tradeoff, laplace_tradeoff, randomized_response_tradeoff
-from dpaudit.audit.two_dataset import audit_mechanism
 from dpaudit.mechanisms.registry import get_mechanism
 from matplotlib.image import imread
 from matplotlib.patches import Rectangle

@@ -2,8 +2,8 @@
 
 import numpy as np
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.canary_audit import audit_observations
-from dpaudit.audit.score_report import score_figure
+from dpaudit.audit.audits.canaries import audit_observations
+from dpaudit.audit.results.score_report import score_figure
 
 
 def test_infinite_scores_are_drawn_in_the_end_bins():

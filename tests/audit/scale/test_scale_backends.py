@@ -13,8 +13,8 @@ import pathlib
 
 import numpy as np
 import pytest
-from dpaudit.audit.backends import NO_DASHBOARD, BackendError
-from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.audit.audits.two_dataset import audit_mechanism
+from dpaudit.audit.execution.backends import NO_DASHBOARD, BackendError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.errors import MechanismError
 from dpaudit.mechanisms.registry import get_mechanism

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from dpaudit.audit import audit_mechanism
 from dpaudit.audit.cli import main
-from dpaudit.audit.runner import AuditInterrupted
+from dpaudit.audit.execution.runner import AuditInterrupted
 from dpaudit.mechanisms import blackbox
 
 

@@ -14,7 +14,7 @@ GROWTH = 96 * 2**20  # a few chunks and score temporaries; holding every output 
 
 SCRIPT = """
 import json, sys
-from dpaudit.audit.two_dataset import audit_mechanism
+from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.mechanisms.registry import get_mechanism
 mech = get_mechanism("laplace")
 peaks = []

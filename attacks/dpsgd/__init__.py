@@ -1,0 +1,1 @@
+"""DP-SGD games: canaries, training runs with or without them, and their scores."""

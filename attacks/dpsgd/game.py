@@ -1,0 +1,91 @@
+"""DP-SGD membership games: which canaries went into a training run, and their scores after it.
+
+Multi-run (Jagielski et al. 2020; Nasr et al. 2023): R independent runs on
+the same data and initialisation; exactly ⌊R/2⌋ of them, chosen by a seeded
+permutation, hold the canary. One-run (Steinke, Nasr and Jagielski, NeurIPS
+2023): one run, m canaries each included independently with probability ½.
+Run i draws all its randomness from its own child of the audit's seed, so a
+run's scores do not depend on where or in which order it ran: the game can
+be spread over processes and resumed after an interruption.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import numpy as np
+from dpaudit.attacks.dpsgd.canaries import DPSGDCanaries
+from dpaudit.attacks.dpsgd.scores import LOSS, canary_scores
+from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
+from dpaudit.mechanisms.dpsgd.data import load_data
+from dpaudit.mechanisms.dpsgd.torch_support import import_torch
+
+DPAUDIT, OPACUS = "dpaudit", "opacus"
+TARGETS = (DPAUDIT, OPACUS)
+RUN_STREAM = 3  # runs use children (3, i) of the audit's SeedSequence; 0–2 are canaries, game, estimator
+
+
+@dataclasses.dataclass(frozen=True)
+class DPSGDGame:
+    """Everything a worker needs to play one run: trainer (a name or a `UserTrainer`), canaries, θ₀, threat, score."""
+
+    config: DPSGDConfig
+    target: Any
+    canaries: DPSGDCanaries
+    theta0: np.ndarray | None
+    threat: str
+    score: str = LOSS
+
+    def play(self, included: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Train once with the canaries marked in `included`; return every canary's score."""
+        trainer = resolve_trainer(self.config, self.target)
+        trajectory = trainer.train(self.theta0, self.canaries.insertions(included), rng,
+                                   keep_iterates=self.threat == "white-box")
+        return canary_scores(self.theta0, trajectory.iterates, self.canaries, threat=self.threat,
+                             trainer=trainer, score=self.score)
+
+
+def resolve_trainer(config: DPSGDConfig, target: Any) -> Any:
+    """Return the trainer of `target`: "dpaudit" or "opacus" (built once per process), or a user's trainer as is."""
+    return trainer_for(config, target) if isinstance(target, str) else target
+
+
+@functools.lru_cache(maxsize=4)
+def trainer_for(config: DPSGDConfig, target: str) -> Any:
+    """Return this process' trainer for `config` (built once: loading data and compiling per-example grads)."""
+    import_torch()
+    data = load_data(config.data)
+    if target == OPACUS:
+        from dpaudit.mechanisms.dpsgd.opacus_target import OpacusTrainer
+
+        return OpacusTrainer(config, data)
+    from dpaudit.mechanisms.dpsgd.trainer import DPSGDTrainer
+
+    return DPSGDTrainer(config, data)
+
+
+def one_torch_thread() -> None:
+    """Make torch compute on one thread: run on each Dask worker, so that parallel runs do not oversubscribe cores."""
+    import_torch().set_num_threads(1)
+
+
+def _run_rng(seed: int, index: int) -> np.random.Generator:
+    """Return run `index`'s generator: child (RUN_STREAM, index) of `SeedSequence(seed)`."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(RUN_STREAM, index)))
+
+
+def multi_run_membership(runs: int, rng: np.random.Generator) -> np.ndarray:
+    """Return which of `runs` runs hold the canary: exactly ⌊runs/2⌋ of them, by a seeded permutation."""
+    return rng.permutation(runs) < runs // 2
+
+
+def play_multi_run(game: DPSGDGame, index: int, member: bool, seed: int) -> float:
+    """Play run `index` of a multi-run game (its one canary in when `member`); return the canary's score."""
+    return float(game.play(np.array([member]), _run_rng(seed, index))[0])
+
+
+def play_one_run(game: DPSGDGame, included: np.ndarray, seed: int) -> np.ndarray:
+    """Play the single run of a one-run game; return the m canaries' scores."""
+    return game.play(included, _run_rng(seed, 0))

@@ -1,0 +1,1 @@
+"""Tracing (fingerprinting-code) games: the population, the game and the tracing scores."""

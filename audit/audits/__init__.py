@@ -1,0 +1,1 @@
+"""Entry points: each audit plays a game through the attacks and certifies its evidence through the estimators."""

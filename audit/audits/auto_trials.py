@@ -1,0 +1,115 @@
+"""`trials="auto"`: audit in rounds of growing size until the verdict is decided or a budget is spent.
+
+Round k is a whole audit of its own (test chosen and rates estimated on
+fresh outputs, from a seed of its own) of `FIRST_ROUND · 2^k` trials per
+dataset. The rounds that fit in the trial budget are planned before any
+runs, and round k certifies its bound at failure probability
+β · n_k / Σ n_j (its share of the planned trials). By the union bound, every
+round's bound holds at once with probability ≥ 1 − β, so the largest of
+them is a lower bound at confidence 1 − β whenever the audit stops, early
+or not: the stopping rule may look at the bounds, since each is valid
+whatever rule chose to run it. Rounds stop when a violation is certified,
+when the bound reaches `tight` × the claimed ε (decided: the claim is
+nearly attained; by default `tight` is 1, since a wrong mechanism may
+well reach 0.9 of its claim on its honest part before a rarer leak shows),
+or when the next round would exceed the trial or the time budget.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Callable
+
+import numpy as np
+from dpaudit.audit.results.result import VIOLATION, AuditResult
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.validation import check_int
+
+AUTO = "auto"
+FIRST_ROUND = 100_000
+MAX_TRIALS = 20_000_000
+TIGHT = 1.0
+
+Round = Callable[[int, int, float], AuditResult]
+
+
+@dataclasses.dataclass(frozen=True)
+class AutoBudget:
+    """What `trials="auto"` may spend: `max_trials` per dataset over all rounds, `max_seconds` of wall time (None: no limit),
+    and the fraction `tight` of the claimed ε at which a consistent audit counts as decided."""
+
+    max_trials: int = MAX_TRIALS
+    max_seconds: float | None = None
+    tight: float = TIGHT
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "max_trials", check_int(self.max_trials, "max_trials", "audit_mechanism", low=10))
+        if self.max_seconds is not None and not (isinstance(self.max_seconds, (int, float)) and self.max_seconds > 0):
+            raise InvalidParameterError(
+                f"The 'max_seconds' parameter of audit_mechanism must be a positive number; got {self.max_seconds!r} instead."
+            )
+        if not (isinstance(self.tight, (int, float)) and 0.0 < self.tight <= 1.0):
+            raise InvalidParameterError(
+                f"The 'tight' parameter of audit_mechanism must be in (0, 1]; got {self.tight!r} instead."
+            )
+
+
+def planned_rounds(max_trials: int, first: int = FIRST_ROUND) -> list[int]:
+    """Return the round sizes first, 2·first, 4·first, ... whose total fits in `max_trials` (at least one round)."""
+    sizes, total, size = [], 0, min(first, max_trials)
+    while total + size <= max_trials:
+        sizes.append(size)
+        total += size
+        size *= 2
+    return sizes
+
+
+def round_seed(seed: int, k: int) -> int:
+    """Return the seed of round `k`: independent streams for every round, the same for the same `seed`."""
+    return int(np.random.SeedSequence([seed, k]).generate_state(1)[0])
+
+
+def audit_in_rounds(run_round: Round, *, seed: int, confidence: float, epsilon: float, budget: AutoBudget) -> AuditResult:
+    """Return the result of the round with the largest bound, its bound at `confidence` over all rounds.
+
+    `run_round(trials, seed, confidence)` runs one whole audit. Its details
+    gain `auto`: the rounds run (trials, seed, bound), the trials drawn in
+    all, why the rounds stopped, and the budget.
+    """
+    start = time.perf_counter()
+    sizes = planned_rounds(budget.max_trials)
+    beta = 1.0 - confidence
+    rounds: list[AuditResult] = []
+    stopped = "budget of trials"
+    for k, size in enumerate(sizes):
+        if rounds and budget.max_seconds is not None and _over_time(rounds[-1], start, budget.max_seconds):
+            stopped = "budget of seconds"
+            break
+        rounds.append(run_round(size, round_seed(seed, k), 1.0 - beta * size / sum(sizes)))
+        if rounds[-1].verdict == VIOLATION:
+            stopped = "violation certified"
+            break
+        if rounds[-1].lower_bound.epsilon >= budget.tight * epsilon:
+            stopped = f"bound within {budget.tight:g} of the claim"
+            break
+    combined = _combined(rounds, confidence=confidence, stopped=stopped, budget=budget)
+    return dataclasses.replace(combined, seed=seed, seconds=time.perf_counter() - start)
+
+
+def _over_time(last: AuditResult, start: float, max_seconds: float) -> bool:
+    """Return True when the next round (twice the last, so about twice its time) would end past `max_seconds`."""
+    return time.perf_counter() - start + 2.0 * last.seconds > max_seconds
+
+
+def _combined(rounds: list[AuditResult], *, confidence: float, stopped: str, budget: AutoBudget) -> AuditResult:
+    best = max(rounds, key=lambda r: r.lower_bound.epsilon)
+    drawn = sum(r.lower_bound.trials for r in rounds)
+    auto = {
+        "rounds": [{"trials": r.lower_bound.trials, "seed": r.seed, "epsilon": r.lower_bound.epsilon,
+                    "confidence": r.lower_bound.confidence} for r in rounds],
+        "trials_drawn": drawn, "stopped": stopped,
+        "max_trials": budget.max_trials, "max_seconds": budget.max_seconds, "tight": budget.tight,
+    }
+    lower = dataclasses.replace(best.lower_bound, confidence=confidence, details={**best.lower_bound.details, "auto": auto})
+    return dataclasses.replace(best, lower_bound=lower)

@@ -1,0 +1,1 @@
+"""One-run estimators: bounds from one run with many canaries, each in with probability 1/2."""

@@ -1,0 +1,212 @@
+"""Run an audit's chunks on Dask: a local cluster of worker processes, or an existing cluster.
+
+Chunks go through `Client.submit`, which serialises with cloudpickle, so
+mechanisms whose samplers are closures reach the workers (a stdlib pickle
+pool would refuse them). Each batch of chunks carries the chunk task itself
+(a few kB), so no batch depends on data held by one worker: the scheduler
+spreads them evenly, and a worker that dies mid-batch is replaced and the
+batch rerun elsewhere (up to `distributed.scheduler.allowed-failures`
+times); the chunks' seeds are fixed, so the result is unchanged. Dask is an
+optional extra (`dpaudit[dask]`) and is imported only here, only when asked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+import uuid
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+from dpaudit.audit.execution.runner import AuditInterrupted, Progress, Task, run_batch
+from dpaudit.mechanisms.errors import DPAuditError, MechanismError
+
+DASK_MISSING = "Running on Dask workers needs the optional Dask extra: pip install 'dpaudit[dask]'."
+CONNECT_TIMEOUT = "10s"
+ALLOWED_FAILURES = 3
+BATCHES_PER_WORKER = 8
+MAX_BATCH = 16
+QUIET_LOGGERS = ("distributed", "tornado", "asyncio", "bokeh")
+# Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in workers, which turns off glibc's adaptive mmap
+# threshold: every chunk's arrays are then mapped afresh and an audit runs ~40% slower. Unset it.
+# The workers' statistical profiler samples every thread's stack each 10 ms and the system
+# monitor polls every 500 ms: on a machine with as many workers as cores, that is CPU taken
+# from the chunks (part of what took the 2-worker speed-up of benchmarks/scaling.py from ~1.5× to ~1.7×).
+LOCAL_CONFIG = {
+    "distributed.scheduler.allowed-failures": ALLOWED_FAILURES,
+    "distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None,
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.gil.enabled": False,
+    "distributed.admin.system-monitor.interval": "2s",
+}
+# No dashboard; the scheduler's small health HTTP server takes a free local port, not 8787.
+NO_DASHBOARD = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
+
+
+class BackendError(DPAuditError):
+    """Dask is missing, the scheduler cannot be reached, or workers keep dying on a chunk."""
+
+
+def _import_distributed() -> Any:
+    """Return the `distributed` module, or raise `BackendError` telling how to install it."""
+    try:
+        import distributed
+    except ImportError:
+        raise BackendError(DASK_MISSING) from None
+    return distributed
+
+
+@contextlib.contextmanager
+def quiet_logs() -> Iterator[None]:
+    """Silence Dask's loggers in this process while the block runs; restore their levels after."""
+    loggers = [logging.getLogger(name) for name in QUIET_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
+@contextlib.contextmanager
+def interrupts_ignored() -> Iterator[None]:
+    """Ignore Ctrl-C in this process while the block runs, so that processes spawned in it ignore it for life.
+
+    Worker processes share the terminal's process group; a SIGINT they
+    inherit as ignored cannot kill them mid-import with a traceback. Only the
+    main thread can change signal handlers; elsewhere this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ignore_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def local_client(distributed: Any, workers: int) -> Iterator[Any]:
+    """Yield a client of a new `LocalCluster` of `workers` single-threaded processes that ignore Ctrl-C.
+
+    Ctrl-C is left to this process, which cancels the chunks and closes the
+    cluster; workers restarted after a crash ignore it too (a setup callback).
+    """
+    with contextlib.ExitStack() as stack:
+        with interrupts_ignored():
+            cluster = stack.enter_context(
+                distributed.LocalCluster(
+                    n_workers=workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    scheduler_kwargs=NO_DASHBOARD,
+                    silence_logs=logging.CRITICAL + 1,
+                )
+            )
+        client = stack.enter_context(distributed.Client(cluster))
+        client.register_worker_callbacks(setup=_ignore_interrupts)
+        yield client
+
+
+@contextlib.contextmanager
+def dask_client(*, workers: int | None = None, scheduler: str | None = None) -> Iterator[Any]:
+    """Yield a `distributed.Client`: on a new quiet `LocalCluster` of `workers` processes, or at `scheduler`.
+
+    The local cluster has single-threaded worker processes and no dashboard,
+    and is closed when the block exits, also on Ctrl-C.
+    """
+    distributed = _import_distributed()
+    import dask
+
+    with quiet_logs(), dask.config.set(LOCAL_CONFIG):
+        if scheduler is not None:
+            with _connect(distributed, scheduler) as client:
+                yield client
+            return
+        with local_client(distributed, workers) as client:
+            yield client
+
+
+def _connect(distributed: Any, scheduler: str) -> Any:
+    try:
+        return distributed.Client(scheduler, timeout=CONNECT_TIMEOUT)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise BackendError(f"Cannot reach the Dask scheduler at {scheduler!r}: {exc}.") from None
+
+
+def batches(n_chunks: int, n_workers: int) -> list[range]:
+    """Return consecutive runs of chunk indices of near-equal length, one Dask task each.
+
+    BATCHES_PER_WORKER per worker thread (more when a batch would exceed
+    MAX_BATCH chunks), so the workers finish together. A chunk (≈ 10 ms of
+    Laplace noise) is too small to pay for a task's scheduling; batching
+    changes only how chunks travel, never their sizes or seeds, so the
+    result is unchanged.
+    """
+    count = min(n_chunks, max(BATCHES_PER_WORKER * max(1, n_workers), -(-n_chunks // MAX_BATCH)))
+    edges = [round(i * n_chunks / count) for i in range(count + 1)]
+    return [range(a, b) for a, b in zip(edges, edges[1:])]
+
+
+def run_dask(
+    client: Any,
+    task: Task,
+    sizes: Sequence[int],
+    chunk_seeds: Sequence[np.random.SeedSequence],
+    *,
+    name: str,
+    seed: int,
+    progress: Progress | None = None,
+) -> np.ndarray:
+    """Run every chunk on `client`'s workers, in batches; return the sum of their count vectors.
+
+    A mechanism error on a worker is raised here as the same one sentence as
+    in process (naming the mechanism, the chunk and the seed); on any error or
+    Ctrl-C the pending chunks are cancelled.
+    """
+    from distributed import KilledWorker, as_completed
+
+    run_id = uuid.uuid4().hex
+    runs = {
+        f"dpaudit-chunks-{run_id}-{b.start}": b for b in batches(len(sizes), sum(client.nthreads().values()))
+    }
+    futures = [
+        client.submit(run_batch, task, b.start, sizes[b.start:b.stop], chunk_seeds[b.start:b.stop], seed, key=key, pure=False)
+        for key, b in runs.items()
+    ]
+    total, done = np.int64(0), 0
+    try:
+        for future, counts in as_completed(futures, with_results=True):
+            total = total + counts
+            finished = sum(sizes[runs[future.key].start:runs[future.key].stop])
+            done += finished
+            if progress:
+                progress(finished)
+    except KeyboardInterrupt:
+        raise AuditInterrupted(total, done) from None
+    except MechanismError as exc:
+        raise MechanismError(str(exc)) from None
+    except KilledWorker as exc:
+        raise BackendError(
+            f"Dask workers kept dying on estimation {_span(runs.get(exc.args[0]))} of the audit of '{name}' "
+            f"(seed {seed}), so it was given up; check the workers' memory."
+        ) from None
+    finally:
+        client.cancel(futures)
+    return total
+
+
+def _span(chunks: range | None) -> str:
+    if chunks is None:
+        return "chunks"
+    return f"chunk {chunks.start}" if len(chunks) == 1 else f"chunks {chunks.start}–{chunks.stop - 1}"

@@ -1,0 +1,1 @@
+"""Results and reports: the frozen result objects, their tables, HTML/Markdown reports and plots."""

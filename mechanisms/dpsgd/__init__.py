@@ -1,0 +1,1 @@
+"""DP-SGD: the trainer, its configuration, data, models, accounting, known bugs, and the Opacus and user targets."""
