@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from scipy.special import expit
 
 GRID_SIZE = 4096
 """Grid values at most: the pooled distinct outputs when fewer, else quantiles dense in both tails."""
@@ -28,6 +27,8 @@ def grid_from(out0: np.ndarray, out1: np.ndarray, size: int = GRID_SIZE) -> np.n
     as the middle; each grid value is an output (no interpolation). NaN is
     never a grid value.
     """
+    from scipy.special import expit
+
     pooled = np.concatenate([np.ravel(out0), np.ravel(out1)]).astype(float)
     distinct = np.unique(pooled[~np.isnan(pooled)])
     if distinct.size <= size:

@@ -12,7 +12,6 @@ from typing import Protocol
 
 import numpy as np
 from dpaudit.attacks.features import as_matrix, common_dtype, row_keys
-from sklearn.linear_model import LogisticRegression
 
 MANTISSA_BITS = 52
 MAX_QUADRATIC_DIM = 24
@@ -172,6 +171,8 @@ class Logistic:
 
     @classmethod
     def fit(cls, out0: np.ndarray, out1: np.ndarray, max_rows: int = 30_000) -> "Logistic":
+        from sklearn.linear_model import LogisticRegression
+
         x, y = _training_rows(out0, out1, max_rows)
         quad = quadratic_features(x)
         mean, scale = quad.mean(axis=0), quad.std(axis=0) + 1e-12

@@ -11,14 +11,16 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.neighbours import NeighbourCheck, by_relation, records, unchecked
 from dpaudit.mechanisms.outputs import check_outputs
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
+
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
 
 Sampler = Callable[[Any, int, np.random.Generator], Any]
 
@@ -62,6 +64,17 @@ def _relation(value: object) -> Relation:
         ) from None
 
 
+def _unsupported_event() -> dp_event.DpEvent:
+    """Return dp_accounting's `UnsupportedDpEvent`, the event of a mechanism nothing is known about.
+
+    dp_accounting takes a second to import, so it is imported here, when a
+    mechanism without an event is built, not when dpaudit is imported.
+    """
+    from dp_accounting import dp_event
+
+    return dp_event.UnsupportedDpEvent()
+
+
 @dataclasses.dataclass(frozen=True)
 class Mechanism:
     """A randomized mechanism run as a black box.
@@ -85,7 +98,7 @@ class Mechanism:
     name: str
     sampler: Sampler
     claim: Claim
-    event: dp_event.DpEvent = dataclasses.field(default_factory=dp_event.UnsupportedDpEvent)
+    event: dp_event.DpEvent = dataclasses.field(default_factory=_unsupported_event)
     default_pair: tuple[Any, Any] | None = None
     neighbours: NeighbourCheck | None = None
     params: Mapping[str, Any] = dataclasses.field(default_factory=dict)

@@ -6,7 +6,6 @@ import inspect
 from typing import Any, Callable
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation, fresh_copy
 from dpaudit.mechanisms.neighbours import NeighbourCheck
 
@@ -94,6 +93,8 @@ def blackbox(
     Raises:
         InvalidParameterError: on a bad claim or argument (one sentence).
     """
+    from dp_accounting import dp_event
+
     sampler = _batched(fn) if _accepts_size(fn) else _looped(fn)
     return Mechanism(
         name=name or getattr(fn, "__name__", "blackbox"),

@@ -24,7 +24,6 @@ import math
 from typing import Callable, Optional
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.gaussian import analytic_sigma
 from dpaudit.mechanisms.registry import register
@@ -112,6 +111,8 @@ def canary_gaussian_sum(*, epsilon: float = 1.0, delta: float = 1e-5, clip: floa
     σ is the analytic calibration for Δ₂ = clip (Balle & Wang, ICML 2018,
     Thm 8), so the mechanism is exactly (ε, δ)-DP under add/remove: true ε = claim.
     """
+    from dp_accounting import dp_event
+
     eps, dlt, clip = _gaussian_check("canary_gaussian_sum", epsilon, delta, clip)
     sigma = analytic_sigma(eps, dlt, clip)
     return Mechanism(
@@ -133,6 +134,8 @@ def canary_laplace_sum(*, epsilon: float = 1.0, clip: float = 1.0) -> Mechanism:
 
     Δ₁ = clip under add/remove, so ε-DP (Dwork, McSherry, Nissim, Smith 2006); true ε = claim.
     """
+    from dp_accounting import dp_event
+
     eps, clip = _laplace_check("canary_laplace_sum", epsilon, clip)
     scale = clip / eps
     return Mechanism(
@@ -177,6 +180,8 @@ def canary_histogram(*, epsilon: float = 1.0, bins: int = 16) -> Mechanism:
     (Dwork & Roth §3.3); true ε = claim. A one-run game with m canaries
     needs bins ≥ m (one bin per canary).
     """
+    from dp_accounting import dp_event
+
     eps = check_real(epsilon, "epsilon", "canary_histogram", low=0.0, low_open=True)
     bins = check_int(bins, "bins", "canary_histogram", low=2)
 
@@ -203,6 +208,8 @@ def canary_histogram(*, epsilon: float = 1.0, bins: int = 16) -> Mechanism:
 
 def _mean_mechanism(name: str, eps: float, dlt: float, clip: float, divide_twice: bool) -> Mechanism:
     # Replace-one on n records of norm ≤ C moves the mean by ≤ 2C/n; σ scales with it.
+    from dp_accounting import dp_event
+
     unit_sigma = analytic_sigma(eps, dlt, 2.0)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:

@@ -11,9 +11,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism
-from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.laplace import sum_pair
 from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
@@ -62,6 +60,8 @@ def naive_float_laplace(*, epsilon: float = 1.0) -> Mechanism:
     occur under one dataset only (Mironov CCS 2012, §4; DP-Sniper finds
     0.252 at ε = 0.1). Records in [0, 1].
     """
+    from dp_accounting import dp_event
+
     eps = check_real(epsilon, "epsilon", "naive_float_laplace", low=0.0, low_open=True)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -89,6 +89,8 @@ def snapping(*, epsilon: float = 1.0, bound: float = 100.0) -> Mechanism:
     (numpy's `log` is faithful to within an ulp, not proven correctly rounded).
     Records in [0, 1].
     """
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     eps = check_real(epsilon, "epsilon", "snapping", low=0.0, low_open=True)
     lam = 1.0 / eps
     b = check_real(bound, "bound", "snapping", low=lam, low_open=True, high=2.0**46 * lam, high_open=True)

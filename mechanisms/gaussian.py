@@ -12,14 +12,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.laplace import sum_pair
 from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_real
-from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 
@@ -49,6 +47,8 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     Balle & Wang, ICML 2018, Thm 8 and Alg. 1, solved for σ by brentq; valid
     for every ε > 0, unlike `classical_sigma`.
     """
+    from scipy.optimize import brentq
+
 
     def excess(sigma: float) -> float:
         return gaussian_delta(epsilon, sigma, sensitivity) - delta
@@ -72,6 +72,8 @@ def classical_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> f
 
 
 def _build(name: str, eps: float, dlt: float, sensitivity: float, sigma: float, buggy: bool, text: str) -> Mechanism:
+    from dp_accounting import dp_event
+
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return np.sum(data) + rng.normal(0.0, sigma, size)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism
 from dpaudit.mechanisms.laplace import sum_pair
 from dpaudit.mechanisms.neighbours import records_in
@@ -22,6 +21,8 @@ def discrete_laplace(a: float, size: int, rng: np.random.Generator) -> np.ndarra
 @register("geometric")
 def geometric(*, epsilon: float = 1.0, sensitivity: int = 1) -> Mechanism:
     """Return sum(data) + discrete Laplace noise with parameter ε/Δ: ε-DP for integer records in [0, Δ]."""
+    from dp_accounting import dp_event
+
     eps = check_real(epsilon, "epsilon", "geometric", low=0.0, low_open=True)
     sens = check_int(sensitivity, "sensitivity", "geometric")
     a = eps / sens

@@ -15,7 +15,6 @@ record changes one count by 1 (neighbours: ‖d0 − d1‖₁ ≤ 1). Default pa
 from __future__ import annotations
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.neighbours import answers_within, categories_in
 from dpaudit.mechanisms.registry import register
@@ -23,6 +22,8 @@ from dpaudit.mechanisms.validation import check_int, check_real
 
 
 def _histogram_mechanism(name: str, eps: float, bins: int, scale: float, buggy: bool) -> Mechanism:
+    from dp_accounting import dp_event
+
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         counts = np.bincount(np.asarray(data, dtype=int), minlength=bins).astype(float)
         return counts + rng.laplace(0.0, scale, (size, bins))
@@ -66,6 +67,8 @@ def histogram_wrong_sensitivity(*, epsilon: float = 1.0, bins: int = 5) -> Mecha
 
 
 def _hist(name: str, eps: float, bins: int, scale: float, buggy: bool, text: str) -> Mechanism:
+    from dp_accounting import dp_event
+
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return np.asarray(data, dtype=float) + rng.laplace(0.0, scale, (size, bins))
 

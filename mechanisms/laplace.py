@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism
 from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
@@ -24,6 +23,8 @@ def laplace(*, epsilon: float = 1.0, sensitivity: float = 1.0) -> Mechanism:
 
     Worst-case pair: a record 0 against Δ (the sum moves by Δ).
     """
+    from dp_accounting import dp_event
+
     eps = check_real(epsilon, "epsilon", "laplace", low=0.0, low_open=True)
     delta_1 = check_real(sensitivity, "sensitivity", "laplace", low=0.0, low_open=True)
     scale = delta_1 / eps

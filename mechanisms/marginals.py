@@ -10,16 +10,17 @@ against the same with the first row flipped to −1 (every coordinate moves).
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
-from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.gaussian import analytic_sigma
 from dpaudit.mechanisms.neighbours import of_length
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
+
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
 
 
 def _sign_rows(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
@@ -60,11 +61,15 @@ def laplace_marginals_event(scale: float, n: int, d: int) -> dp_event.DpEvent:
     Per coordinate the change is 2/n = 2C in dp_accounting's replace-one
     convention, so the noise multiplier is scale/C = scale·n; d of them compose.
     """
+    from dp_accounting import dp_event
+
     return dp_event.SelfComposedDpEvent(dp_event.LaplaceDpEvent(noise_multiplier=scale / (1 / n)), d)
 
 
 def gaussian_marginals_event(sigma: float, n: int, d: int) -> dp_event.DpEvent:
     """Return the event of N(0, σ²) noise on each of d means of n rows: ℓ2 change 2√d/n = 2C (replace-one)."""
+    from dp_accounting import dp_event
+
     return dp_event.GaussianDpEvent(noise_multiplier=sigma / (math.sqrt(d) / n))
 
 
@@ -120,6 +125,8 @@ def marginals_linf(*, epsilon: float = 1.0, num_rows: int = 10, dim: int = 5) ->
 
     The ℓ∞ sensitivity is 2/n (Steinke & Ullman, arXiv 1501.06095, §3).
     """
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     eps, n, d = check_marginals("marginals_linf", epsilon, num_rows, dim)
     scale = 2 / (n * eps)
     return marginal_release("marginals_linf", eps, 0.0, n, d, lambda size, rng: linf_ball_noise(scale, d, size, rng),

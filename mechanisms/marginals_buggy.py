@@ -12,7 +12,6 @@ arXiv 1501.06095, §1).
 from __future__ import annotations
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.gaussian import analytic_sigma
 from dpaudit.mechanisms.marginals import (
@@ -82,6 +81,8 @@ def marginals_exact(*, epsilon: float = 1.0, num_rows: int = 10, dim: int = 5) -
 
     Flagged by `dpaudit trace marginals_exact --rows 100 --dim 100 --runs 2000`.
     """
+    from dp_accounting import dp_event
+
     eps, n, d = check_marginals("marginals_exact", epsilon, num_rows, dim)
     return marginal_release("marginals_exact", eps, 0.0, n, d, lambda size, rng: np.zeros((size, d)),
                             dp_event.NonPrivateDpEvent(), {}, "Exact one-way marginals claimed private.", buggy=True)

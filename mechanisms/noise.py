@@ -10,15 +10,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism
-from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.geometric import discrete_laplace
 from dpaudit.mechanisms.laplace import sum_pair
 from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
-from scipy.optimize import brentq
 
 
 def optimal_gamma(epsilon: float) -> float:
@@ -59,6 +56,8 @@ def discrete_gaussian_delta(epsilon: float, sigma: float, sensitivity: int = 1) 
 
 def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity: int = 1) -> float:
     """Return the smallest σ whose discrete Gaussian is (ε, δ)-DP for sensitivity Δ (root of CKS Thm 7)."""
+    from scipy.optimize import brentq
+
     return brentq(lambda s: discrete_gaussian_delta(epsilon, s, sensitivity) - delta, 0.05, 1e4, xtol=1e-10) + 1e-9
 
 
@@ -91,6 +90,8 @@ def staircase(*, epsilon: float = 1.0, sensitivity: float = 1.0, gamma: float | 
     Geng & Viswanath, "The Optimal Noise-Adding Mechanism in Differential
     Privacy", IEEE Trans. Inf. Theory 2016, Thm 3; γ defaults to γ*.
     """
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     eps = _eps("staircase", epsilon)
     sens = check_real(sensitivity, "sensitivity", "staircase", low=0.0, low_open=True)
     g = optimal_gamma(eps) if gamma is None else check_real(gamma, "gamma", "staircase", low=0.0, high=1.0)
@@ -117,6 +118,8 @@ def discrete_gaussian_mechanism(*, epsilon: float = 1.0, delta: float = 1e-5, se
 
     Canonne, Kamath, Steinke, NeurIPS 2020, Thm 7 (calibration) and Alg. 3 (sampler).
     """
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     eps = _eps("discrete_gaussian", epsilon)
     dlt = check_real(delta, "delta", "discrete_gaussian", low=0.0, high=1.0, low_open=True, high_open=True)
     sens = check_int(sensitivity, "sensitivity", "discrete_gaussian")
@@ -147,6 +150,8 @@ def truncated_geometric(*, epsilon: float = 1.0, num_records: int = 5) -> Mechan
     Privacy Mechanisms", STOC 2009 (clamping is post-processing; at the ends
     the ratio P(Z ≤ 0)/P(Z ≤ −1) is exactly e^ε).
     """
+    from dp_accounting import dp_event
+
     eps = _eps("truncated_geometric", epsilon)
     n = check_int(num_records, "num_records", "truncated_geometric")
 

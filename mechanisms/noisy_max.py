@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism
-from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.neighbours import answers_within
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
@@ -32,6 +31,8 @@ def report_noisy_max(*, epsilon: float = 1.0, num_queries: int = 5) -> Mechanism
     Worst-case pair: (1, 1, ..., 1) against (0, 2, ..., 2), one answer moving
     against all others (Ding et al., CCS 2018; DP-Sniper's "one below, rest above").
     """
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     eps, m = _check("report_noisy_max", epsilon, num_queries)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:

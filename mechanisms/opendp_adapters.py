@@ -1,4 +1,4 @@
-"""Adapters that audit OpenDP measurements (optional extra: registered only when `opendp` imports).
+"""Adapters that audit OpenDP measurements (optional extra: registered only when `opendp` is installed).
 
 OpenDP (opendp.org, v0.16) samples noise exactly; its measurements state
 their own privacy map, so each adapter's claim is OpenDP's `map(d_in)`.
@@ -8,38 +8,42 @@ version of the same noise measurement to `size` copies of the query value
 itself (e.g. `make_sum`) is OpenDP's own transformation, run once per call.
 OpenDP draws from its own cryptographic RNG, so the `rng` passed in is not
 used and an audit's seed does not reproduce these outputs (soundness is
-unaffected: every draw is fresh). Importing this module enables OpenDP's
-"contrib" features.
+unaffected: every draw is fresh). OpenDP takes seconds to import, so it is
+imported, and its "contrib" features enabled, when an adapter is first built.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+import importlib.util
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism
 from dpaudit.mechanisms.laplace import sum_pair
 from dpaudit.mechanisms.neighbours import answers_within, records_in
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_real
 
-try:
-    import opendp.prelude as dp
-except ImportError:  # optional extra: without it the adapters are simply not registered
-    dp = None
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
 
 GAUSSIAN_DELTA = 1e-5
 
 
-def _enable() -> None:
+@functools.cache
+def _opendp() -> Any:
+    """Return `opendp.prelude` with OpenDP's "contrib" features enabled."""
+    import opendp.prelude as dp
+
     dp.enable_features("contrib")
+    return dp
 
 
 @functools.lru_cache(maxsize=64)
 def _vector_noise(kind: str, scale: float, size: int, integer: bool) -> Any:
     """Return OpenDP's `make_laplace`/`make_gaussian` on a vector domain of `size` (cached per size)."""
+    dp = _opendp()
     atom = dp.atom_domain(T=int) if integer else dp.atom_domain(T=float, nan=False)
     metric = (dp.l1_distance if kind == "laplace" else dp.l2_distance)(T=int if integer else float)
     make = dp.m.make_laplace if kind == "laplace" else dp.m.make_gaussian
@@ -54,10 +58,12 @@ def _noisy_copies(kind: str, scale: float, integer: bool) -> Callable[[Any, int]
 
 
 def _bounded_sum() -> Any:
+    dp = _opendp()
     return dp.t.make_sum(dp.vector_domain(dp.atom_domain(bounds=(0, 1))), dp.symmetric_distance())
 
 
 def _scalar(kind: str, scale: float) -> Any:
+    dp = _opendp()
     make = dp.m.make_laplace if kind == "laplace" else dp.m.make_gaussian
     return make(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale=scale)
 
@@ -78,7 +84,8 @@ def _answer_mechanism(name: str, kind: str, scale: float, claim: Claim, event: d
 
 def opendp_laplace(*, scale: float = 1.0) -> Mechanism:
     """Return OpenDP's `make_laplace` on a float query of sensitivity 1; claim ε = `map(1.0)` (= 1/scale)."""
-    _enable()
+    from dp_accounting import dp_event
+
     scale = check_real(scale, "scale", "opendp_laplace", low=0.0, low_open=True)
     eps = float(_scalar("laplace", scale).map(1.0))
     return _answer_mechanism("opendp_laplace", "laplace", scale, Claim(eps, 0.0),
@@ -91,7 +98,9 @@ def opendp_gaussian(*, scale: float = 4.0) -> Mechanism:
     OpenDP states ρ-zCDP; the claim is OpenDP's own conversion
     (`make_zCDP_to_approxDP`) at δ = 1e-5 (Canonne, Kamath, Steinke 2020).
     """
-    _enable()
+    from dp_accounting import dp_event
+
+    dp = _opendp()
     scale = check_real(scale, "scale", "opendp_gaussian", low=0.0, low_open=True)
     profile = dp.c.make_zCDP_to_approxDP(_scalar("gaussian", scale)).map(1.0)
     eps = float(profile.epsilon(delta=GAUSSIAN_DELTA))
@@ -122,7 +131,9 @@ def opendp_discrete_laplace(*, scale: float = 1.0) -> Mechanism:
 
     Claim: the chain's `map(1)` under the symmetric distance (add/remove) = 1/scale.
     """
-    _enable()
+    from dp_accounting import dp_event
+
+    dp = _opendp()
     scale = check_real(scale, "scale", "opendp_discrete_laplace", low=0.0, low_open=True)
     chain = _bounded_sum() >> dp.m.then_laplace(scale=scale)
     return _count_mechanism(
@@ -138,7 +149,9 @@ def opendp_composed(*, scales: tuple[float, float] = (2.0, 2.0)) -> Mechanism:
     Claim: the composition's `map(1)` (basic composition, Σ 1/scale_i).
     Output: both releases.
     """
-    _enable()
+    from dp_accounting import dp_event
+
+    dp = _opendp()
     scales = tuple(check_real(s, "scales", "opendp_composed", low=0.0, low_open=True) for s in scales)
     parts = [_bounded_sum() >> dp.m.then_laplace(scale=s) for s in scales]
     composed = dp.c.make_composition(parts)
@@ -149,7 +162,7 @@ def opendp_composed(*, scales: tuple[float, float] = (2.0, 2.0)) -> Mechanism:
     )
 
 
-if dp is not None:
+if importlib.util.find_spec("opendp") is not None:
     for _name, _factory in (("opendp_laplace", opendp_laplace), ("opendp_gaussian", opendp_gaussian),
                             ("opendp_discrete_laplace", opendp_discrete_laplace),
                             ("opendp_composed", opendp_composed)):

@@ -14,24 +14,19 @@ their records, as PipelineDP documents.
 One engine run costs about 20 µs (partition selection) to 65 µs (aggregate)
 (`python benchmarks/library_speed.py`); the noise comes from python-dp's own
 generator, so the `rng` passed in is not used and an audit's seed does not
-reproduce the outputs. Registered only when `pipeline_dp` imports.
+reproduce the outputs. Registered only when `pipeline_dp` is installed; it takes
+seconds to import, so it is imported when an adapter first runs.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any, Callable, Optional
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism
-from dpaudit.mechanisms.events import EpsilonDeltaDpEvent, GroupDpEvent
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
-
-try:
-    import pipeline_dp
-except ImportError:  # optional extra: without it the adapters are simply not registered
-    pipeline_dp = None
 
 BACKGROUND_USERS = 3
 TARGET, OTHER = 0, 1
@@ -78,17 +73,23 @@ def _rows(data: np.ndarray, partition: int, first_user: int = 0) -> list[tuple[i
 
 def _extractors(row_ids: bool) -> Any:
     """Return PipelineDP's extractors; `row_ids` keys privacy by row, the misuse that bounds nothing per user."""
+    import pipeline_dp
+
     privacy_id = (lambda r: r[3]) if row_ids else (lambda r: r[0])
     return pipeline_dp.DataExtractors(privacy_id_extractor=privacy_id, partition_extractor=lambda r: r[1],
                                       value_extractor=lambda r: r[2])
 
 
 def _engine(epsilon: float, delta: float) -> tuple[Any, Any]:
+    import pipeline_dp
+
     accountant = pipeline_dp.NaiveBudgetAccountant(total_epsilon=epsilon, total_delta=delta)
     return accountant, pipeline_dp.DPEngine(accountant, pipeline_dp.LocalBackend())
 
 
 def _count_sum(rows: list, epsilon: float, max_value: float, row_ids: bool) -> tuple[float, float]:
+    import pipeline_dp
+
     accountant, engine = _engine(epsilon, 0.0)
     params = pipeline_dp.AggregateParams(
         metrics=[pipeline_dp.Metrics.COUNT, pipeline_dp.Metrics.SUM], noise_kind=pipeline_dp.NoiseKind.LAPLACE,
@@ -100,6 +101,8 @@ def _count_sum(rows: list, epsilon: float, max_value: float, row_ids: bool) -> t
 
 
 def _selected(rows: list, epsilon: float, delta: float, row_ids: bool) -> float:
+    import pipeline_dp
+
     accountant, engine = _engine(epsilon, delta)
     result = engine.select_partitions(rows, pipeline_dp.SelectPartitionsParams(max_partitions_contributed=1),
                                       _extractors(row_ids))
@@ -108,6 +111,8 @@ def _selected(rows: list, epsilon: float, delta: float, row_ids: bool) -> float:
 
 
 def _count_sum_mechanism(name: str, *, epsilon: float, max_value: float, rows_per_user: int, row_ids: bool) -> Mechanism:
+    from dp_accounting import dp_event
+
     owner = name
     eps = check_real(epsilon, "epsilon", owner, low=0.0, low_open=True)
     top = check_real(max_value, "max_value", owner, low=0.0, low_open=True)
@@ -156,6 +161,8 @@ def pipelinedp_count_sum_row_ids(*, epsilon: float = 1.0, max_value: float = 1.0
 
 def _selection_mechanism(name: str, *, epsilon: float, delta: float, users: int, rows_per_user: int,
                          row_ids: bool) -> Mechanism:
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent, GroupDpEvent
+
     eps = check_real(epsilon, "epsilon", name, low=0.0, low_open=True)
     dlt = check_real(delta, "delta", name, low=0.0, low_open=True, high=1.0, high_open=True)
     n = check_int(users, "users", name)
@@ -211,7 +218,7 @@ def pipelinedp_partition_selection_row_ids(*, epsilon: float = 1.0, delta: float
                                 rows_per_user=rows_per_user, row_ids=True)
 
 
-if pipeline_dp is not None:
+if importlib.util.find_spec("pipeline_dp") is not None:
     for _factory in (pipelinedp_count_sum, pipelinedp_count_sum_row_ids, pipelinedp_partition_selection,
                      pipelinedp_partition_selection_two_users, pipelinedp_partition_selection_row_ids):
         register(_factory.__name__)(_factory)

@@ -13,9 +13,7 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism, Sampler
-from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.neighbours import answers_within
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
@@ -46,6 +44,9 @@ def exponential_choice(utilities: np.ndarray, epsilon: float, size: int, rng: np
 
 def _selection(name: str, eps: float, m: int, sample: Sampler, *, buggy: bool,
                pair: Callable[[int], tuple[np.ndarray, np.ndarray]], text: str) -> Mechanism:
+    from dp_accounting import dp_event
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     return Mechanism(
         name=name,
         sampler=sample,

@@ -15,15 +15,16 @@ The library has no batched call and draws from its own generator: the
 adapters loop in Python (2–4 µs a draw, BoundedMean about 18 µs;
 `python benchmarks/library_speed.py`), the `rng` passed in is not used, and
 an audit's seed does not reproduce the outputs (every draw is fresh, so
-soundness is unaffected). Registered only when `pydp` imports.
+soundness is unaffected). Registered only when `pydp` is installed; it is imported when an
+adapter is built.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+import importlib.util
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.floating_point import as_bits
@@ -32,10 +33,8 @@ from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.statistics import present_records
 from dpaudit.mechanisms.validation import check_real
 
-try:
-    from pydp.algorithms import laplacian, numerical_mechanisms
-except ImportError:  # optional extra: without it the adapters are simply not registered
-    laplacian = numerical_mechanisms = None
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
 
 GAUSSIAN_DELTA = 1e-5
 
@@ -68,6 +67,9 @@ def _answer_mechanism(name: str, noise: Any, *, sensitivity: float, bits: bool, 
 
 
 def _laplace(name: str, epsilon: float, sensitivity: float, *, passed: float, bits: bool, buggy: bool) -> Mechanism:
+    from dp_accounting import dp_event
+    from pydp.algorithms import numerical_mechanisms
+
     noise = build(name, lambda: numerical_mechanisms.LaplaceMechanism(epsilon=epsilon, sensitivity=passed))
     return _answer_mechanism(
         name, noise, sensitivity=sensitivity, bits=bits, claim=Claim(epsilon, 0.0),
@@ -79,6 +81,9 @@ def _laplace(name: str, epsilon: float, sensitivity: float, *, passed: float, bi
 
 
 def _gaussian(name: str, epsilon: float, delta: float, sensitivity: float, *, bits: bool) -> Mechanism:
+    from dp_accounting import dp_event
+    from pydp.algorithms import numerical_mechanisms
+
     noise = build(name, lambda: numerical_mechanisms.GaussianMechanism(epsilon=epsilon, delta=delta, sensitivity=sensitivity))
     event = dp_event.NonPrivateDpEvent() if bits else dp_event.GaussianDpEvent(noise_multiplier=noise.std / sensitivity)
     return _answer_mechanism(
@@ -185,6 +190,9 @@ def pydp_count(*, epsilon: float = 1.0) -> Mechanism:
     Documented sensitivity: one record changes the count by 1 (l0 = linf = 1),
     so the noise is Laplace(1/ε), rounded to an integer (post-processing).
     """
+    from dp_accounting import dp_event
+    from pydp.algorithms import laplacian
+
     eps = check_real(epsilon, "epsilon", "pydp_count", low=0.0, low_open=True)
     return _aggregation(
         "pydp_count", lambda: laplacian.Count(epsilon=eps, dtype="float"), low=-np.inf, high=np.inf,
@@ -200,6 +208,9 @@ def pydp_bounded_sum(*, epsilon: float = 1.0, lower: float = -2.0, upper: float 
     max(|lower|, |upper|), so the noise is Laplace(max(|lower|, |upper|)/ε).
     Records may be any number; the worst case adds the bound of largest magnitude.
     """
+    from dp_accounting import dp_event
+    from pydp.algorithms import laplacian
+
     eps = check_real(epsilon, "epsilon", "pydp_bounded_sum", low=0.0, low_open=True)
     lo = check_real(lower, "lower", "pydp_bounded_sum")
     hi = check_real(upper, "upper", "pydp_bounded_sum", low=lo, low_open=True)
@@ -224,6 +235,9 @@ def pydp_bounded_mean(*, epsilon: float = 1.0, lower: float = 0.0, upper: float 
     Laplace releases composed. Worst case: one record at `upper` added to a
     small dataset at `lower`.
     """
+    from dp_accounting import dp_event
+    from pydp.algorithms import laplacian
+
     eps = check_real(epsilon, "epsilon", "pydp_bounded_mean", low=0.0, low_open=True)
     lo = check_real(lower, "lower", "pydp_bounded_mean")
     hi = check_real(upper, "upper", "pydp_bounded_mean", low=lo, low_open=True)
@@ -237,7 +251,7 @@ def pydp_bounded_mean(*, epsilon: float = 1.0, lower: float = 0.0, upper: float 
     )
 
 
-if numerical_mechanisms is not None:
+if importlib.util.find_spec("pydp") is not None:
     for _factory in (pydp_laplace, pydp_laplace_bits, pydp_laplace_half_sensitivity, pydp_gaussian,
                      pydp_gaussian_bits, pydp_count, pydp_bounded_sum, pydp_bounded_mean):
         register(_factory.__name__)(_factory)

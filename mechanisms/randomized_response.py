@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.neighbours import categories_in
 from dpaudit.mechanisms.registry import register
@@ -31,6 +30,8 @@ def randomized_response(*, epsilon: float = 1.0, k: int = 2) -> Mechanism:
     ε-DP for changing one record (replace-one, local model). Output: one report
     per record. Worst-case pair: one record 0 against 1.
     """
+    from dp_accounting import dp_event
+
     eps = check_epsilon(epsilon, "randomized_response")
     k = check_int(k, "k", "randomized_response", low=2)
 

@@ -15,13 +15,16 @@ one value per query (0 where none is released).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism, Sampler
-from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.neighbours import answers_within
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
+
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
 
 ABOVE, BELOW, STOPPED = 1, 0, -1
 
@@ -84,6 +87,8 @@ def _svt(name: str, eps: float, m: int, c: int | None, t: float, sample: Sampler
 @register("sparse_vector")
 def sparse_vector(*, epsilon: float = 1.0, num_queries: int = 10, cutoff: int = 1, threshold: float = 1.0) -> Mechanism:
     """Return SVT with ρ = Lap(2/ε), ν_i = Lap(4c/ε), stop after c ⊤: ε-DP (Lyu et al. Alg 1, Thm 2)."""
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     eps, m, c, t = _check("sparse_vector", epsilon, num_queries, cutoff, threshold)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -101,6 +106,8 @@ def sparse_vector_dwork_roth(
 
     Dwork & Roth 2014, Alg 2 (Lyu et al. Alg 2).
     """
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     eps, m, c, t = _check("sparse_vector_dwork_roth", epsilon, num_queries, cutoff, threshold)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -127,6 +134,8 @@ def sparse_vector_noisy_value(
     §3); at fixed threshold noise each query costs at most ε/(2c), so it is
     (mε/(2c))-DP for m queries, the event used here.
     """
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     eps, m, c, t = _check("sparse_vector_noisy_value", epsilon, num_queries, cutoff, threshold)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -147,6 +156,8 @@ def sparse_vector_lee_clifton(
 
     Lee & Clifton 2014; Lyu et al. Alg 4 and Thm 6 (0.175 at ε = 0.1, c = 1).
     """
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     eps, m, c, t = _check("sparse_vector_lee_clifton", epsilon, num_queries, cutoff, threshold)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -164,6 +175,8 @@ def sparse_vector_no_query_noise(*, epsilon: float = 1.0, num_queries: int = 10,
     Stoddard, Chen, Machanavajjhala 2014; Lyu et al. Alg 5: answers 1 and
     (2, …, 2, 0, …, 0) give ⊤/⊥ patterns impossible on (1, …, 1).
     """
+    from dp_accounting import dp_event
+
     eps, m, _, t = _check("sparse_vector_no_query_noise", epsilon, num_queries, 1, threshold)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -181,6 +194,8 @@ def sparse_vector_no_cutoff(*, epsilon: float = 1.0, num_queries: int = 10, thre
     at fixed threshold noise each query costs at most ε/2, so it is (mε/2)-DP,
     the event used here.
     """
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     eps, m, _, t = _check("sparse_vector_no_cutoff", epsilon, num_queries, 1, threshold)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -200,6 +215,8 @@ def numerical_sparse_vector(
     the comparisons (Lyu et al. Alg 1 with ε1 = ε2 = ε/3), ε/3 for the c
     released values (basic composition).
     """
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     eps, m, c, t = _check("numerical_sparse_vector", epsilon, num_queries, cutoff, threshold)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:

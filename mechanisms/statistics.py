@@ -9,9 +9,7 @@ from __future__ import annotations
 from typing import Optional
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
-from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.neighbours import NeighbourCheck, of_length, records_in
 from dpaudit.mechanisms.private_selection import exponential_choice
 from dpaudit.mechanisms.registry import register
@@ -66,6 +64,8 @@ def clipped_mean(*, epsilon: float = 1.0, num_records: int = 10, low: float = 0.
     Replacing one record moves the clipped mean by at most (high − low)/n
     (Dwork & Roth §3.3).
     """
+    from dp_accounting import dp_event
+
     eps = check_real(epsilon, "epsilon", "clipped_mean", low=0.0, low_open=True)
     n = check_int(num_records, "num_records", "clipped_mean")
     lo = check_real(low, "low", "clipped_mean")
@@ -101,6 +101,8 @@ def mean_noise_by_true_count(*, epsilon: float = 1.0, num_records: int = 2) -> M
     it: on (0, absent) against (0, 0) the outputs are Laplace(1/ε) and
     Laplace(1/(2ε)), whose privacy loss is unbounded in the tails (true ε = ∞).
     """
+    from dp_accounting import dp_event
+
     eps = check_real(epsilon, "epsilon", "mean_noise_by_true_count", low=0.0, low_open=True)
     n = check_int(num_records, "num_records", "mean_noise_by_true_count", low=2)
 
@@ -134,6 +136,8 @@ def median_local_sensitivity(*, epsilon: float = 1.0, num_records: int = 5) -> M
     §1): (0, 0, 0, 1, 1) has LS = 1, its neighbour (0, 0, 0, 0, 1) has LS = 0
     and releases the median exactly.
     """
+    from dp_accounting import dp_event
+
     eps = check_real(epsilon, "epsilon", "median_local_sensitivity", low=0.0, low_open=True)
     n = check_int(num_records, "num_records", "median_local_sensitivity", low=3)
     if n % 2 == 0:
@@ -167,6 +171,8 @@ def inverse_sensitivity_median(*, epsilon: float = 1.0, num_records: int = 5, gr
     The inverse sensitivity mechanism (Asi & Duchi, NeurIPS 2020, §2): the
     exponential mechanism with utility −len(t), len of sensitivity 1.
     """
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     eps = check_real(epsilon, "epsilon", "inverse_sensitivity_median", low=0.0, low_open=True)
     n = check_int(num_records, "num_records", "inverse_sensitivity_median")
     g = check_int(grid_size, "grid_size", "inverse_sensitivity_median", low=2)

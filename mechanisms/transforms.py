@@ -19,10 +19,8 @@ import math
 from typing import Any, Optional
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.events import GroupDpEvent, ShuffledDpEvent
 from dpaudit.mechanisms.laplace import laplace
 from dpaudit.mechanisms.neighbours import NeighbourCheck
 from dpaudit.mechanisms.randomized_response import randomized_response
@@ -36,6 +34,8 @@ def compose(mech: Mechanism, k: int) -> Mechanism:
     Claim: (kε, kδ) (basic composition, Dwork & Roth Thm 3.16); event
     SelfComposedDpEvent(event, k), whose PLD gives the tight bound.
     """
+    from dp_accounting import dp_event
+
     k = check_int(k, "k", "compose")
 
     def sample(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -66,6 +66,8 @@ def subsample(mech: Mechanism, q: float, *, null: float = 0.0) -> Mechanism:
     (log(1 + q(e^ε − 1)), qδ) for add/remove (Balle, Barthe, Gaboardi,
     NeurIPS 2018, Thm 8); (ε, qδ) for replace-one.
     """
+    from dp_accounting import dp_event
+
     q = check_real(q, "q", "subsample", low=0.0, high=1.0, low_open=True)
 
     def sample(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -99,6 +101,8 @@ def shuffle(randomizer: Mechanism, num_users: Optional[int] = None) -> Mechanism
     post-processing); event ShuffledDpEvent(ε0, n), bounded by Feldman,
     McMillan, Talwar, "Hiding Among the Clones", FOCS 2021, Thm 3.1.
     """
+    from dpaudit.mechanisms.events import ShuffledDpEvent
+
     if randomizer.claim.delta != 0.0:
         raise InvalidParameterError(f"shuffle needs a pure ε-LDP randomizer; '{randomizer.name}' claims δ > 0.")
     eps0 = randomizer.claim.epsilon
@@ -166,6 +170,8 @@ def group(mech: Mechanism, k: int) -> Mechanism:
     Claim: (kε, k e^{(k−1)ε} δ) (Dwork & Roth; Vadhan, "The Complexity of
     Differential Privacy", Lemma 2.2); event GroupDpEvent(event, k).
     """
+    from dpaudit.mechanisms.events import GroupDpEvent
+
     k = check_int(k, "k", "group")
     eps, dlt = mech.claim.epsilon, mech.claim.delta
     claim = Claim(k * eps, min(k * math.exp((k - 1) * eps) * dlt, 0.999), mech.claim.relation)

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import logging
 import math
+from typing import TYPE_CHECKING
 
-from dp_accounting import dp_event
-from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
-from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
 from dpaudit.mechanisms.dpsgd.config import ACCOUNTANT_RATE_FACTOR, DPSGDConfig
+
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
 
 
 def batch_size(config: DPSGDConfig, rows: int) -> int:
@@ -33,6 +34,8 @@ def _epochs_used(config: DPSGDConfig, rows: int) -> int:
 
 def poisson_event(noise_multiplier: float, sample_rate: float, steps: int) -> dp_event.DpEvent:
     """Return T compositions of the Poisson-subsampled Gaussian mechanism."""
+    from dp_accounting import dp_event
+
     step = dp_event.GaussianDpEvent(noise_multiplier)
     if sample_rate < 1.0:
         step = dp_event.PoissonSampledDpEvent(sample_rate, step)
@@ -41,6 +44,8 @@ def poisson_event(noise_multiplier: float, sample_rate: float, steps: int) -> dp
 
 def _shuffled_event(config: DPSGDConfig, rows: int) -> dp_event.DpEvent:
     """Return the honest event of shuffled batches: Gaussian(σ) once per epoch an example is used in."""
+    from dp_accounting import dp_event
+
     return dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(config.noise_multiplier), _epochs_used(config, rows))
 
 
@@ -61,6 +66,8 @@ def actual_event(config: DPSGDConfig, rows: int) -> dp_event.DpEvent:
     noise multiplier σ/(2qn), still amplified by sampling (an unsampled
     example changes nothing).
     """
+    from dp_accounting import dp_event
+
     if config.bug in ("no-clipping", "bias-unclipped"):
         return dp_event.NonPrivateDpEvent()
     if config.shuffled:
@@ -75,6 +82,8 @@ def actual_event(config: DPSGDConfig, rows: int) -> dp_event.DpEvent:
 
 def pld_epsilon(event: dp_event.DpEvent, delta: float) -> float:
     """Return ε at δ from dp_accounting's PLD accountant (add-remove)."""
+    from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+
     return float(PLDAccountant().compose(event).get_epsilon(delta))
 
 
@@ -85,6 +94,8 @@ def rdp_epsilon(event: dp_event.DpEvent, delta: float) -> float:
     orders are excluded from its minimum, which stays a valid bound, so the
     warnings are silenced.
     """
+    from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
+
     absl = logging.getLogger("absl")
     level = absl.level
     absl.setLevel(logging.ERROR)

@@ -17,14 +17,16 @@ upper bound only when you pass the `event` your proof accounts.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.mechanisms.base import Claim
 from dpaudit.mechanisms.dpsgd.data import TrainingData
 from dpaudit.mechanisms.dpsgd.trainer import Insertions, Trajectory
 from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
+
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
 
 
 class UserTrainer:
