@@ -20,8 +20,10 @@ import argparse
 import time
 
 import numpy as np
-from dpaudit.audit.audits.canaries import MULTI_RUN, ONE_RUN, audit_observations
+from dpaudit.attacks.games import MultiRun, OneRun
+from dpaudit.audit.audits.canaries import audit_scores
 from dpaudit.audit.audits.dpsgd import audit_dpsgd
+from dpaudit.audit.estimators.certify import Bound
 from dpaudit.experiments.dpsgd import calibrate
 from dpaudit.mechanisms.dpsgd.accounting import pld_epsilon, poisson_event
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
@@ -93,7 +95,7 @@ def multi_run_ratios(seed: int) -> list[tuple[str, str, int, float]]:
             obs = result.observations
             first = type(obs)(obs.scores[:runs], obs.truth[:runs])
             for estimator in ("threshold", "gdp"):
-                bound = audit_observations(first, game=MULTI_RUN, estimator=estimator, delta=DELTA, seed=seed)
+                bound = audit_scores(first, game=MultiRun(runs), bound=Bound(estimator, delta=DELTA), seed=seed)
                 out.append((label, estimator, runs, bound.lower_bound.epsilon / result.upper_bound.epsilon))
     return out
 
@@ -103,9 +105,9 @@ def one_run_ratios(seed: int) -> list[tuple[str, str, int, float]]:
     config = DPSGDConfig(model="mlp", noise_multiplier=calibrate(8.0, 100), sample_rate=RATE, steps=100)
     out = []
     for m in CANARY_COUNTS:
-        result = audit_dpsgd(config, one_run=True, canaries=m, seed=seed)
+        result = audit_dpsgd(config, game=OneRun(m), seed=seed)
         for estimator in ("one-run", "one-run-fdp"):
-            bound = audit_observations(result.observations, game=ONE_RUN, estimator=estimator, delta=DELTA, seed=seed)
+            bound = audit_scores(result.observations, game=OneRun(m), bound=Bound(estimator, delta=DELTA), seed=seed)
             out.append(("one run, MLP, Poisson, ε ≈ 8", estimator, m, bound.lower_bound.epsilon / result.upper_bound.epsilon))
     return out
 

@@ -23,11 +23,12 @@ CASES = (("marginals_exact", "known"), ("marginals_gaussian", "known"), ("margin
 
 CHILD = """
 import json, resource, sys, time
+from dpaudit.attacks.games import OneRun
 from dpaudit.audit.audits.tracing import audit_tracing
 from dpaudit.mechanisms.registry import get_mechanism
 name, score, rows, dim = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 start = time.perf_counter()
-result = audit_tracing(get_mechanism(name, num_rows=rows, dim=dim), one_run=True, score=score, seed=0)
+result = audit_tracing(get_mechanism(name, num_rows=rows, dim=dim), game=OneRun(None), scorer=score, seed=0)
 print(json.dumps({"seconds": time.perf_counter() - start, "epsilon": result.lower_bound.epsilon,
                   "tpr": result.attack["tpr_at_1pct_fpr"],
                   "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))

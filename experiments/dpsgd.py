@@ -16,9 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from dpaudit.attacks.games import MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.audits.canaries import MULTI_RUN, ONE_RUN, audit_observations
+from dpaudit.audit.audits.canaries import audit_scores
 from dpaudit.audit.audits.dpsgd import audit_dpsgd
+from dpaudit.audit.estimators.certify import Bound, estimators_of
 from dpaudit.experiments.output import save
 from dpaudit.mechanisms.dpsgd.accounting import pld_epsilon, poisson_event
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
@@ -32,7 +34,6 @@ FULL = {"epsilons": (2.0, 4.0, 8.0), "steps": 100, "runs": 500, "canaries": 500}
 QUICK = {"epsilons": (8.0,), "steps": 20, "runs": 40, "canaries": 60}
 MULTI = (("white-box", "dirac", "loss"), ("black-box", "crafted", "loss-difference"))
 ONE = (("white-box", "dirac", "loss"), ("black-box", "mislabelled", "loss"))
-ESTIMATORS = {MULTI_RUN: ("threshold", "gdp"), ONE_RUN: ("one-run", "one-run-fdp")}
 
 
 def calibrate(epsilon: float, steps: int) -> float:
@@ -40,10 +41,10 @@ def calibrate(epsilon: float, steps: int) -> float:
     return brentq(lambda s: pld_epsilon(poisson_event(s, RATE, steps), DELTA) - epsilon, 0.3, 100.0, xtol=1e-4)
 
 
-def _rows(obs: Observations, game: str, seed: int, base: dict[str, Any], claim: Any) -> list[dict[str, Any]]:
+def _rows(obs: Observations, game: MultiRun | OneRun, seed: int, base: dict[str, Any], claim: Any) -> list[dict[str, Any]]:
     rows = []
-    for estimator in ESTIMATORS[game]:
-        bound = audit_observations(obs, game=game, estimator=estimator, delta=DELTA, seed=seed, claim=claim).lower_bound
+    for estimator in estimators_of(game):
+        bound = audit_scores(obs, game=game, bound=Bound(estimator, delta=DELTA), seed=seed, claim=claim).lower_bound
         rows.append({**base, "estimator": estimator, "assumption": bound.assumption, "certified": bound.epsilon})
     return rows
 
@@ -54,12 +55,11 @@ def audits(cfg: dict[str, Any], seed: int) -> list[dict[str, Any]]:
     for epsilon in cfg["epsilons"]:
         sigma = calibrate(epsilon, cfg["steps"])
         config = DPSGDConfig(noise_multiplier=sigma, sample_rate=RATE, steps=cfg["steps"], delta=DELTA)
-        for game, plans in ((MULTI_RUN, MULTI), (ONE_RUN, ONE)):
+        for game, plans in ((MultiRun(cfg["runs"]), MULTI), (OneRun(cfg["canaries"]), ONE)):
             for threat, canary, score in plans:
-                one_run = game == ONE_RUN
-                result = audit_dpsgd(config, canary=canary, threat=threat, score=score, runs=cfg["runs"],
-                                     one_run=one_run, canaries=cfg["canaries"], seed=seed)
-                base = {"epsilon": epsilon, "sigma": sigma, "upper": result.upper_bound.epsilon, "game": game,
+                one_run = isinstance(game, OneRun)
+                result = audit_dpsgd(config, game=game, canary=canary, threat=threat, scorer=score, seed=seed)
+                base = {"epsilon": epsilon, "sigma": sigma, "upper": result.upper_bound.epsilon, "game": game.name,
                         "threat": threat, "canary": canary, "training_runs": 1 if one_run else cfg["runs"],
                         "canaries": cfg["canaries"] if one_run else 1}
                 rows += _rows(result.observations, game, seed, base, result.claim)
@@ -69,15 +69,16 @@ def audits(cfg: dict[str, Any], seed: int) -> list[dict[str, Any]]:
 def _figure(rows: list[dict[str, Any]], cfg: dict[str, Any]) -> Figure:
     figure = Figure(figsize=(11, 4.5), layout="constrained")
     axes = figure.subplots(1, 2, sharey=True)
-    for ax, game in zip(axes, (MULTI_RUN, ONE_RUN)):
+    for ax, kind in zip(axes, (MultiRun, OneRun)):
+        game = kind.name
         for threat in ("white-box", "black-box"):
-            for estimator, style in zip(ESTIMATORS[game], ("o-", "s--")):
+            for estimator, style in zip(estimators_of(kind), ("o-", "s--")):
                 pts = [r for r in rows if r["game"] == game and r["threat"] == threat and r["estimator"] == estimator]
                 label = f"{threat}, {estimator}" + (" (Gaussian assumption)" if pts and pts[0]["assumption"] else "")
                 ax.plot([r["upper"] for r in pts], [r["certified"] for r in pts], style, label=label)
         top = max(cfg["epsilons"])
         ax.plot([0, top], [0, top], ":", color="gray", label="PLD upper bound")
-        runs = f"{cfg['runs']} training runs" if game == MULTI_RUN else f"1 training run, {cfg['canaries']} canaries"
+        runs = f"{cfg['runs']} training runs" if kind is MultiRun else f"1 training run, {cfg['canaries']} canaries"
         ax.set_title(f"{game}: {runs}", fontsize=10)
         ax.set_xlabel("ε upper bound (dp_accounting PLD)")
         ax.grid(True, alpha=0.3)

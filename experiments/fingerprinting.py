@@ -28,8 +28,10 @@ from typing import Any
 
 import numpy as np
 from dp_accounting import dp_event
+from dpaudit.attacks.games import MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.audits.tracing import audit_tracing
+from dpaudit.audit.estimators.certify import Bound
 from dpaudit.experiments.output import save
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.marginals import marginal_release, marginals_gaussian, marginals_laplace, marginals_linf
@@ -65,7 +67,8 @@ def exact_release(cfg: dict[str, Any], seed: int) -> list[dict[str, Any]]:
     settings = [("known", None)] + [("reference", r) for r in cfg["references"]]
     rows = []
     for score, r in settings:
-        result = audit_tracing(mech, runs=cfg["exact_runs"], fresh_data=True, score=score, reference_rows=r, seed=seed)
+        result = audit_tracing(mech, game=MultiRun(cfg["exact_runs"]), fresh_data=True, scorer=score, reference_rows=r,
+                               seed=seed)
         rows.append({"score": score, "reference_rows": r, "tpr_at_1pct_fpr": result.attack["tpr_at_1pct_fpr"],
                      "certified": result.lower_bound.epsilon})
     return rows
@@ -82,7 +85,7 @@ def accuracy_sweep(cfg: dict[str, Any], seed: int) -> list[dict[str, Any]]:
     rows = []
     for n in cfg["ns"]:
         releases = max(1, math.ceil(SWEEP_SCORES / n))
-        results = [audit_tracing(_noise_only(alpha, n, d), one_run=True, delta=DELTA, seed=seed + i)
+        results = [audit_tracing(_noise_only(alpha, n, d), game=OneRun(None), bound=Bound(delta=DELTA), seed=seed + i)
                    for i in range(releases)]
         pooled = Observations(scores=np.concatenate([r.observations.scores for r in results]),
                               truth=np.concatenate([r.observations.truth for r in results]))
@@ -104,7 +107,7 @@ def dp_mechanisms(cfg: dict[str, Any], seed: int) -> list[dict[str, Any]]:
         for d in cfg["dp_dims"]:
             for eps in EPSILONS:
                 mech = factory(epsilon=eps, num_rows=cfg["dp_rows"], dim=d)
-                bounds = [audit_tracing(mech, runs=cfg["dp_runs"], seed=seed + i).lower_bound.epsilon
+                bounds = [audit_tracing(mech, game=MultiRun(cfg["dp_runs"]), seed=seed + i).lower_bound.epsilon
                           for i in range(cfg["dp_seeds"])]
                 rows.append({"mechanism": name, "dim": d, "claim": eps, "delta": mech.claim.delta,
                              "certified": float(np.mean(bounds)), "certified_per_seed": bounds})

@@ -50,7 +50,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from dpaudit.audit.audits.canaries import audit_one_run
+from dpaudit.attacks.games import OneRun
+from dpaudit.audit.audits.canaries import audit_canaries
+from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.estimators.one_run.binomial import one_run_epsilon
 from dpaudit.experiments.output import save
 from dpaudit.mechanisms.canary_targets import canary_gaussian_sum
@@ -203,8 +205,8 @@ def _best_of_k_series(*, runs: int, seed: int) -> dict[str, Any]:
 
 def _simulated_epsilon(epsilon: float, m: int, seed: int) -> float:
     """Return the one-run bound of one real run of `canary_gaussian_sum` at (ε, 1e-5) with m canaries."""
-    result = audit_one_run(canary_gaussian_sum(epsilon=epsilon, delta=DELTA), canaries=m,
-                           dim=10 * m, confidence=CONFIDENCE, seed=seed)
+    result = audit_canaries(canary_gaussian_sum(epsilon=epsilon, delta=DELTA), game=OneRun(m),
+                            bound=Bound(confidence=CONFIDENCE), dim=10 * m, seed=seed)
     return result.lower_bound.epsilon
 
 

@@ -2,8 +2,8 @@
 
 Flow: population (column biases, and reference rows when the attacker must
 estimate them) → tracing game (`dpaudit.attacks.tracing.game`) →
-`Observations` → the canary estimators (threshold/Clopper–Pearson or GDP
-for multi-run; one-run or one-run f-DP for one-run) → `CanaryAuditResult`
+`Observations` → the membership estimators (threshold/Clopper–Pearson or GDP
+for multi-run; one-run or one-run f-DP for one-run) → `MembershipResult`
 beside the theory upper bound. No neighbouring pair is searched: the
 attack is the one behind the lower bound of Steinke & Ullman ("Between Pure
 and Approximate Differential Privacy", arXiv 1501.06095) and the membership
@@ -15,10 +15,10 @@ bound are group privacy's.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
+from dpaudit.attacks.games import Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.attacks.tracing.data import UNIFORM, column_biases, sample_rows
 from dpaudit.attacks.tracing.game import tracing_game
@@ -32,24 +32,14 @@ from dpaudit.attacks.tracing.scores import (
     reference_score,
     tardos_score,
 )
-from dpaudit.audit.audits.canaries import (
-    MULTI_RUN,
-    MULTI_RUN_ESTIMATORS,
-    ONE_RUN,
-    ONE_RUN_ESTIMATORS,
-    CanaryAuditResult,
-    audit_result,
-    check_estimator,
-    guess_counts_from,
-    multi_run_bound,
-    one_run_bound,
-    seed_streams,
-)
-from dpaudit.audit.estimators.thresholds import DominatingPair, ThresholdStrategy
+from dpaudit.audit.audits.canaries import mechanism_subject
+from dpaudit.audit.audits.membership import Played, run_membership_audit
+from dpaudit.audit.estimators.certify import Bound
+from dpaudit.audit.results.result import MembershipResult
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.transforms import copies
-from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
+from dpaudit.mechanisms.validation import check_int
 
 TRACING_FPR = 0.01
 
@@ -105,49 +95,38 @@ def _group(mech: Mechanism, n: int, group_size: int) -> tuple[Mechanism, int]:
 def audit_tracing(
     mech: Mechanism,
     *,
+    game: Game = MultiRun(10_000),
+    bound: Bound = Bound(),
     rows: int | None = None,
     dim: int | None = None,
-    runs: int = 10_000,
-    one_run: bool = False,
-    canaries: int | None = None,
-    score: str = KNOWN,
+    scorer: str = KNOWN,
     reference_rows: int | None = None,
     biases: str = UNIFORM,
     fresh_data: bool = False,
     group_size: int = 1,
-    estimator: str | None = None,
-    confidence: float = 0.95,
-    delta: float | None = None,
-    k_plus: int | None = None,
-    k_minus: int | None = None,
-    strategy: ThresholdStrategy = DominatingPair(),
     seed: int = 0,
-) -> CanaryAuditResult:
+) -> MembershipResult:
     """Return the tracing audit of `mech`, a release of d statistics of n rows in {±1}^d.
 
     Args:
         mech: the mechanism; it is called on n × d int8 matrices of ±1.
+        game: `MultiRun(runs)`: releases with one slot each (IN with probability ½);
+            `OneRun(canaries)`: one release with m slots, each IN with probability ½
+            (canaries=None: every distinct row).
+        bound: how the scores are certified (estimator, confidence, δ: default the claim's).
         rows, dim: n and d (default: the mechanism's `num_rows` and `dim`).
-        runs: multi-run: the number of releases, each with one slot (IN with probability ½).
-        one_run: play the one-run game: one release, `canaries` slots, each IN with probability ½.
-        canaries: one-run: the number m of slots (default: every distinct row).
-        score: "known" (⟨y − p, a − p⟩), "reference" (p estimated from `reference_rows`
+        scorer: "known" (⟨y − p, a − p⟩), "reference" (p estimated from `reference_rows`
             rows of the population) or "tardos" (Tardos' weights).
         biases: "uniform" or "tardos" column biases.
         fresh_data: multi-run: draw every row again in each run (else only the slot changes).
         group_size: k: the mechanism sees n/k distinct rows each copied k times; the
             claim and upper bound become group privacy's for k records.
-        estimator: "threshold" (default) or "gdp" for multi-run, "one-run" (default)
-            or "one-run-fdp" for one-run.
-        confidence, delta: of the lower bound (δ defaults to the claim's).
-        k_plus, k_minus: one-run guess counts (default: a few, paid for).
-        strategy: how a multi-run threshold is paid for.
         seed: one seed for the population, the game and the estimator.
 
     Returns:
-        A `CanaryAuditResult` whose `attack` holds n, d, k, the biases, the score's
+        A `MembershipResult` whose `attack` holds n, d, k, the biases, the score's
         name and the true-positive rate at 1% false positives. With probability
-        ≥ `confidence` the mechanism is not (ε', δ)-DP for ε' below its bound (GDP
+        ≥ `bound.confidence` the mechanism is not (ε', δ)-DP for ε' below its bound (GDP
         and one-run f-DP: under the Gaussian trade-off assumption they name).
 
     Raises:
@@ -156,30 +135,24 @@ def audit_tracing(
     owner = "audit_tracing"
     if not isinstance(mech, Mechanism):
         raise InvalidParameterError(f"{owner} needs a Mechanism; got {type(mech).__name__}.")
-    confidence = check_probability_open(confidence, "confidence", owner)
-    seed = check_int(seed, "seed", owner, low=0)
     n, d = _shape(mech, rows, dim)
     target, distinct = _group(mech, n, group_size)
-    delta = target.claim.delta if delta is None else check_delta(delta, owner)
-    game = ONE_RUN if one_run else MULTI_RUN
-    estimator = estimator or ("one-run" if one_run else "threshold")
-    check_estimator(estimator, ONE_RUN_ESTIMATORS if one_run else MULTI_RUN_ESTIMATORS, delta)
-    population_rng, game_rng, estimator_rng = seed_streams(seed)
-    start = time.perf_counter()
-    p = column_biases(d, kind=biases, rng=population_rng)
-    chosen = _tracing_score(score, p, reference_rows=reference_rows, rng=population_rng)
-    if one_run:
-        m = distinct if canaries is None else check_int(canaries, "canaries", owner, low=2)
-        obs = tracing_game(target, p, rows=distinct, score=chosen, slots=m, rng=game_rng)
-        bound = one_run_bound(obs, estimator=estimator, delta=delta, confidence=confidence,
-                              guess_counts=guess_counts_from(k_plus, k_minus), rng=estimator_rng)
-    else:
-        runs = check_int(runs, "runs", owner, low=4)
-        obs = tracing_game(target, p, rows=distinct, score=chosen, runs=runs, fresh_data=fresh_data, rng=game_rng)
-        bound = multi_run_bound(obs, estimator=estimator, delta=delta, confidence=confidence, strategy=strategy,
-                                rng=estimator_rng)
-    attack = _attack_facts(obs, n=n, d=d, k=group_size, biases=biases, fresh_data=fresh_data and not one_run)
-    return audit_result(game, bound, f"tracing ({chosen.name})", start, seed, target, delta, obs, attack)
+    one_run = isinstance(game, OneRun)
+
+    def play(population_rng: np.random.Generator, game_rng: np.random.Generator) -> Played:
+        p = column_biases(d, kind=biases, rng=population_rng)
+        chosen = _tracing_score(scorer, p, reference_rows=reference_rows, rng=population_rng)
+        if one_run:
+            m = distinct if game.canaries is None else game.canaries
+            obs = tracing_game(target, p, rows=distinct, score=chosen, slots=m, rng=game_rng)
+        else:
+            obs = tracing_game(target, p, rows=distinct, score=chosen, runs=game.runs, fresh_data=fresh_data,
+                               rng=game_rng)
+        attack = _attack_facts(obs, n=n, d=d, k=group_size, biases=biases, fresh_data=fresh_data and not one_run)
+        return Played(obs, f"tracing ({chosen.name})", attack)
+
+    return run_membership_audit(owner=owner, game=game, bound=bound, seed=seed, subject=mechanism_subject(target),
+                                play=play)
 
 
 def _attack_facts(obs: Observations, *, n: int, d: int, k: int, biases: str, fresh_data: bool) -> dict[str, Any]:

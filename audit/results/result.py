@@ -1,4 +1,4 @@
-"""The frozen result of one audit, with its JSON form and a readable summary."""
+"""The frozen results of audits: one base with one verdict rule, a two-dataset result and a membership result."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import dataclasses
 import math
 from typing import Any, Mapping
 
+from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.lower_bound import LowerBound, jsonable
 from dpaudit.audit.results.render import fmt, key_value_table, plain_text
 from dpaudit.audit.theory.upper_bound import UpperBound
@@ -24,45 +25,87 @@ def refutes(lower: LowerBound, claim: Claim) -> bool:
     return lower.epsilon > claim.epsilon and lower.delta >= claim.delta
 
 
-@dataclasses.dataclass(frozen=True)
-class AuditResult:
-    """Claim, theory upper bound, certified lower bound, verdict and provenance of one audit.
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Result:
+    """What every audit reports: claim, theory upper bound, certified lower bound, verdict, provenance.
 
-    `verdict` is "violation" when the assumption-free lower bound exceeds the
-    claimed ε, else "consistent". `secondary` holds further bounds computed
-    from the same counts under an assumption (e.g. Gaussian DP), labelled so.
+    One verdict rule for every audit (`verdict`); each kind of audit adds
+    its evidence (`rows`, `to_dict`). `summary()` and `str()` render the
+    same table as the terminal report.
     """
 
-    mechanism: str
-    params: Mapping[str, Any]
-    claim: Claim
-    upper_bound: UpperBound
     lower_bound: LowerBound
     seconds: float
     seed: int
-    test: str = ""
-    secondary: tuple[LowerBound, ...] = ()
+    mechanism: str | None = None
+    params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    claim: Claim | None = None
+    upper_bound: UpperBound | None = None
 
     @property
-    def verdict(self) -> str:
-        """Return "violation" if the lower bound refutes the claim, else "consistent".
+    def verdict(self) -> str | None:
+        """Return the verdict against the claim.
 
-        A bound at δ' refutes (ε, δ)-DP only when δ' ≥ δ (every (ε, δ)-DP
-        mechanism is (ε, δ')-DP for δ' ≥ δ); one taken at a smaller δ' says
-        nothing about the claim.
+        None without a claim; "violation" when an assumption-free lower bound
+        refutes the claim (`refutes`: above its ε, at a δ' ≥ its δ);
+        "violation-under-assumption" when only a bound that needs an
+        assumption (e.g. the Gaussian trade-off) refutes it; else "consistent".
         """
-        return VIOLATION if refutes(self.lower_bound, self.claim) else CONSISTENT
+        if self.claim is None:
+            return None
+        if not refutes(self.lower_bound, self.claim):
+            return CONSISTENT
+        return VIOLATION_UNDER_ASSUMPTION if self.lower_bound.assumption else VIOLATION
 
     @property
     def tightness(self) -> float | None:
         """Return lower/upper bound, or None when the upper bound is unknown, infinite or 0."""
-        upper = self.upper_bound.epsilon
-        if not math.isfinite(upper) or upper <= 0:
+        upper = None if self.upper_bound is None else self.upper_bound.epsilon
+        if upper is None or not math.isfinite(upper) or upper <= 0:
             return None
         return self.lower_bound.epsilon / upper
 
+    @property
+    def title(self) -> str:
+        """Return the title of the audit's table and report."""
+        return f"dpaudit: {self.mechanism}"
+
+    def rows(self) -> list[tuple[str, str]]:
+        """Return the audit as (field, value) rows, in the order of the table."""
+        raise NotImplementedError
+
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON of one audit (DESIGN.md); keys are only ever added."""
+        """Return the JSON of the audit; keys are only ever added."""
+        raise NotImplementedError
+
+    def table(self) -> Table:
+        """Return a rich table of the audit, with the sentence of what the bound means."""
+        return key_value_table(self.title, self.rows(), self.lower_bound.meaning())
+
+    def summary(self) -> str:
+        """Return the audit as a plain-text table with the sentence of what the bound means."""
+        return plain_text(self.table())
+
+    def __str__(self) -> str:
+        return self.summary()
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AuditResult(Result):
+    """The result of a two-dataset audit (`audit_mechanism`): a fixed test's held-out error rates.
+
+    `secondary` holds further bounds computed from the same counts under an
+    assumption (e.g. Gaussian DP), labelled so; they never decide the verdict.
+    """
+
+    mechanism: str
+    claim: Claim
+    upper_bound: UpperBound
+    test: str = ""
+    secondary: tuple[LowerBound, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON of one audit; keys are only ever added."""
         out = {
             "mechanism": self.mechanism,
             "params": jsonable(self.params),
@@ -80,12 +123,11 @@ class AuditResult:
             out["secondary_bounds"] = [b.to_dict() for b in self.secondary]
         return out
 
-    def table(self) -> Table:
-        """Return a rich table of the audit."""
-        title = f"dpaudit: {self.mechanism}"
+    def rows(self) -> list[tuple[str, str]]:
+        """Return claim, bounds, test, observed rates, tightness, verdict and provenance."""
         lb, ub = self.lower_bound, self.upper_bound
         method = ", ".join([lb.method] + ([lb.details["interval"]] if "interval" in lb.details else []))
-        rows = [
+        return [
             ("claim", self.claim.describe()),
             ("upper bound (theory)", f"ε = {fmt(ub.epsilon)} at δ = {ub.delta:g} [{ub.method}]"),
             ("lower bound (certified)", f"ε = {lb.epsilon:.4f} at confidence {lb.confidence:g} [{method}]"),
@@ -95,18 +137,102 @@ class AuditResult:
              f"held-out trials per dataset ({lb.trials:,} drawn)"),
             *_trial_rows(lb.details),
             ("tightness", fmt(self.tightness)),
-            ("verdict", self.verdict.upper() if self.verdict == VIOLATION else self.verdict),
+            ("verdict", verdict_text(self.verdict)),
             ("seed / seconds", f"{self.seed} / {self.seconds:.2f}"),
         ]
-        return key_value_table(title, rows, lb.meaning())
 
-    def summary(self) -> str:
-        """Return the audit as a plain-text table with the sentence of what the bound means."""
-        return plain_text(self.table())
 
-    def __str__(self) -> str:
-        return self.summary()
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MembershipResult(Result):
+    """The result of a membership audit (canaries, saved scores, DP-SGD, tracing): a game's scores, certified.
 
+    `game` is "multi-run" or "one-run"; `observations` are the game's scores
+    and truth (save them with `Observations.save`, re-audit them with
+    `audit_scores`). `attack` holds facts about the attack beyond the game
+    (e.g. a tracing attack's rows, columns and true-positive rate).
+    """
+
+    game: str
+    scorer: str
+    observations: Observations | None = dataclasses.field(default=None, repr=False, compare=False)
+    attack: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def estimator(self) -> str:
+        """Return the estimator's name (the lower bound's method)."""
+        return self.lower_bound.method
+
+    @property
+    def assumption(self) -> str | None:
+        """Return the assumption the ε needs, or None when it is assumption-free."""
+        return self.lower_bound.assumption
+
+    @property
+    def confidence(self) -> float:
+        """Return the confidence of the bound."""
+        return self.lower_bound.confidence
+
+    @property
+    def canaries(self) -> int:
+        """Return the number of canaries scored (runs in a multi-run game)."""
+        return int(self.lower_bound.details.get("canaries", self.lower_bound.trials))
+
+    @property
+    def guesses(self) -> int:
+        """Return the number of membership guesses the bound counts (r = k+ + k−, or the held-out runs)."""
+        return int(self.lower_bound.details.get("guesses", self.lower_bound.trials))
+
+    @property
+    def correct(self) -> int:
+        """Return how many of those guesses were right."""
+        details = self.lower_bound.details
+        if "correct" in details:
+            return int(details["correct"])
+        return int(details.get("n0", 0) - details.get("fp", 0) + details.get("n1", 0) - details.get("fn", 0))
+
+    @property
+    def title(self) -> str:
+        """Return the title of the audit's table and report."""
+        return f"dpaudit {self.game}: {self.mechanism or 'saved scores'}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON of the audit; keys are only ever added."""
+        return {
+            "game": self.game, "mechanism": self.mechanism, "params": dict(self.params),
+            "claim": self.claim.to_dict() if self.claim else None,
+            "upper_bound": self.upper_bound.to_dict() if self.upper_bound else None,
+            "lower_bound": self.lower_bound.to_dict(), "estimator": self.estimator,
+            "assumption": self.assumption, "confidence": self.confidence, "canaries": self.canaries,
+            "guesses": self.guesses, "correct": self.correct, "scorer": self.scorer,
+            "verdict": self.verdict, "seconds": round(self.seconds, 4), "seed": self.seed,
+            "meaning": self.lower_bound.meaning(),
+            **({"attack": dict(self.attack)} if self.attack else {}),
+        }
+
+    def rows(self) -> list[tuple[str, str]]:
+        """Return claim, bounds, estimator, evidence, verdict and provenance."""
+        lb = self.lower_bound
+        return [
+            ("claim", self.claim.describe() if self.claim else "none given"),
+            ("upper bound (theory)", f"ε = {fmt(self.upper_bound.epsilon)} [{self.upper_bound.method}]"
+             if self.upper_bound else "n/a"),
+            ("lower bound", f"ε = {lb.epsilon:.4f} at δ = {lb.delta:g}, confidence {lb.confidence:g}"),
+            ("estimator", self.estimator),
+            ("assumption", self.assumption or "none"),
+            ("canaries / guesses / correct", f"{self.canaries:,} / {self.guesses:,} / {self.correct:,}"),
+            ("scorer", self.scorer),
+            *[(key.replace("_", " "), fmt(value) if isinstance(value, float) else str(value))
+              for key, value in self.attack.items()],
+            ("verdict", verdict_text(self.verdict)),
+            ("seed / seconds", f"{self.seed} / {self.seconds:.2f}"),
+        ]
+
+
+def verdict_text(verdict: str | None) -> str:
+    """Return the verdict as the table shows it: a violation in capitals, "n/a (no claim)" without a claim."""
+    if verdict is None:
+        return "n/a (no claim)"
+    return verdict if verdict == CONSISTENT else verdict.upper()
 
 
 def _trial_rows(details: Mapping[str, Any]) -> list[tuple[str, str]]:

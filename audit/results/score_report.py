@@ -13,8 +13,8 @@ import io
 from pathlib import Path
 
 import numpy as np
-from dpaudit.audit.audits.canaries import CanaryAuditResult
-from dpaudit.audit.results.report import html_page, markdown_page, write_page
+from dpaudit.audit.results.pages import html_page, markdown_page, write_page
+from dpaudit.audit.results.result import MembershipResult
 from matplotlib.figure import Figure
 
 CAPTION = (
@@ -38,7 +38,7 @@ def _bins(scores: np.ndarray) -> np.ndarray:
     return np.histogram_bin_edges(finite if finite.size else np.zeros(1), bins=60)
 
 
-def score_figure(result: CanaryAuditResult) -> Figure:
+def score_figure(result: MembershipResult) -> Figure:
     """Return the figure of `result`: IN/OUT score histograms and the ROC curve beside the claim's line."""
     obs = result.observations
     figure = Figure(figsize=(11.5, 4.4), layout="constrained")
@@ -71,13 +71,13 @@ def score_figure(result: CanaryAuditResult) -> Figure:
     return figure
 
 
-def _png(result: CanaryAuditResult) -> bytes:
+def _png(result: MembershipResult) -> bytes:
     buffer = io.BytesIO()
     score_figure(result).savefig(buffer, format="png", dpi=110)
     return buffer.getvalue()
 
 
-def write_score_report(result: CanaryAuditResult, path: str | Path) -> Path:
+def write_score_report(result: MembershipResult, path: str | Path) -> Path:
     """Write the report of a membership audit to `path` (.html self-contained; .md with `<stem>.png`); return it."""
     page = {"title": f"dpaudit report: {result.title.removeprefix('dpaudit ')}",
             "verdict": result.verdict or "n/a (no claim)", "meaning": result.lower_bound.meaning(),

@@ -5,6 +5,7 @@ import re
 import shlex
 
 import pytest
+from dpaudit.attacks.games import OneRun
 from dpaudit.audit.audits.dpsgd import audit_dpsgd
 from dpaudit.audit.cli import main
 from dpaudit.mechanisms.dpsgd.accounting import actual_event, claimed_event, pld_epsilon, poisson_event, rdp_epsilon
@@ -76,6 +77,6 @@ def test_claims_match_dp_accounting_and_the_published_numbers():
 
 
 def test_one_run_audit_returns_a_bound_from_m_canaries():
-    result = audit_dpsgd(DPSGDConfig(sample_rate=1.0, steps=10, noise_multiplier=2), one_run=True, canaries=30)
+    result = audit_dpsgd(DPSGDConfig(sample_rate=1.0, steps=10, noise_multiplier=2), game=OneRun(30))
     assert result.game == "one-run" and result.canaries == 30 and result.observations.size == 30
     assert 0 <= result.lower_bound.epsilon <= result.upper_bound.epsilon

@@ -1,8 +1,10 @@
 """Score reports draw ±inf scores (accepted by Observations) in the end bins instead of failing."""
 
 import numpy as np
+from dpaudit.attacks.games import MultiRun
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.audits.canaries import audit_observations
+from dpaudit.audit.audits.canaries import audit_scores
+from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.results.score_report import score_figure
 
 
@@ -11,7 +13,7 @@ def test_infinite_scores_are_drawn_in_the_end_bins():
     scores = np.concatenate([rng.normal(2.0, 1.0, 200), rng.normal(size=200)])
     scores[0], scores[-1] = np.inf, -np.inf
     obs = Observations(scores=scores, truth=np.arange(400) < 200)
-    result = audit_observations(obs, game="multi-run", estimator="threshold", delta=1e-5)
+    result = audit_scores(obs, game=MultiRun(), bound=Bound("threshold", delta=1e-5))
     figure = score_figure(result)
     counts = sum(patch.get_height() for patch in figure.axes[0].patches)
     assert counts == 400

@@ -1,0 +1,82 @@
+"""The two membership games an audit can play, as small frozen objects.
+
+`MultiRun(runs)`: R independent runs of the mechanism, each with or without
+the canary (Jagielski, Ullman, Oprea, NeurIPS 2020; Nasr et al., IEEE S&P
+2021): one score per run. `OneRun(canaries)`: one run with m canaries, each
+in independently with probability 1/2 (Steinke, Nasr, Jagielski, NeurIPS
+2023): one score per canary, and the auditor guesses IN for the k+ highest
+and OUT for the k− lowest. Every membership audit (canaries, saved scores,
+DP-SGD, tracing) takes one of them as `game=`; the estimator that certifies
+its evidence is chosen by `dpaudit.audit.estimators.certify`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.validation import check_int
+
+__all__ = ["Game", "MultiRun", "OneRun", "game_from_name"]
+
+MIN_RUNS = 4
+
+
+@dataclasses.dataclass(frozen=True)
+class MultiRun:
+    """R independent runs, each with the canary or without it (half and half, by a seeded permutation).
+
+    Attributes:
+        runs: the number R of runs (at least 4; an audit may ask for more).
+    """
+
+    runs: int = 1000
+    name = "multi-run"
+
+    def __post_init__(self) -> None:
+        check_int(self.runs, "runs", "MultiRun", low=MIN_RUNS)
+
+
+@dataclasses.dataclass(frozen=True)
+class OneRun:
+    """One run with m canaries, each in independently with probability 1/2.
+
+    Attributes:
+        canaries: m; None lets the audit choose (tracing: every distinct row).
+        guesses: (k+, k−), the number of IN and OUT guesses, fixed before the
+            scores are seen; None tries the estimators' default rules and pays
+            for them (weighted Bonferroni or the joint test).
+    """
+
+    canaries: int | None = 1000
+    guesses: tuple[int, int] | None = None
+    name = "one-run"
+
+    def __post_init__(self) -> None:
+        if self.canaries is not None:
+            check_int(self.canaries, "canaries", "OneRun", low=2)
+        if self.guesses is not None:
+            if len(self.guesses) != 2:
+                raise InvalidParameterError(f"The 'guesses' parameter of OneRun must be a pair (k+, k−); got {self.guesses!r}.")
+            plus, minus = (check_int(k, name, "OneRun", low=0) for k, name in zip(self.guesses, ("k+", "k−")))
+            if plus + minus == 0:
+                raise InvalidParameterError("The 'guesses' parameter of OneRun must make at least one guess; got (0, 0).")
+            object.__setattr__(self, "guesses", (plus, minus))
+
+    @classmethod
+    def with_guesses(cls, canaries: int | None, k_plus: int | None, k_minus: int | None) -> OneRun:
+        """Return the game with guesses (k+, k−) when either is given (the other 0), else the default rules."""
+        guesses = None if k_plus is None and k_minus is None else (k_plus or 0, k_minus or 0)
+        return cls(canaries, guesses=guesses)
+
+
+Game = MultiRun | OneRun
+"""Either membership game."""
+
+
+def game_from_name(name: str) -> type[MultiRun] | type[OneRun]:
+    """Return the game class called `name` ("multi-run" or "one-run")."""
+    for game in (MultiRun, OneRun):
+        if game.name == name:
+            return game
+    raise InvalidParameterError(f"The game must be '{MultiRun.name}' or '{OneRun.name}'; got {name!r} instead.")

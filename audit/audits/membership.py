@@ -1,0 +1,95 @@
+"""The one path of every membership audit: check → seed streams → play the game → certify → result.
+
+Canary, saved-score, DP-SGD and tracing audits differ only in how they play
+their game (`play`) and in what they audit (`Subject`: the name, claim and
+theory upper bound of the report). Seeds: one `SeedSequence(seed)` spawned
+into three independent streams, for the data (canaries, population, θ₀),
+the game and the estimator, so the same seed gives the same result and a
+re-audit of saved scores reuses the estimator's stream.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Callable, Mapping
+
+import numpy as np
+from dpaudit.attacks.games import Game, MultiRun, OneRun
+from dpaudit.attacks.observations import Observations
+from dpaudit.audit.estimators.certify import Bound, certify
+from dpaudit.audit.results.result import MembershipResult
+from dpaudit.audit.theory.upper_bound import UpperBound
+from dpaudit.mechanisms.base import Claim
+from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.validation import check_int
+
+__all__ = ["Played", "Subject", "check_game", "run_membership_audit", "seed_streams"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Played:
+    """What a game produced: the scores and truth, the scorer's name, and facts about the attack."""
+
+    observations: Observations
+    scorer: str
+    attack: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Subject:
+    """What an audit is about, for its report: a name, parameters, the claim and the theory upper bound at δ."""
+
+    name: str | None = None
+    params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    claim: Claim | None = None
+    upper_bound: Callable[[float], UpperBound | None] = lambda delta: None
+
+
+def seed_streams(seed: int) -> list[np.random.Generator]:
+    """Return the three independent streams of an audit seeded `seed`: data, game, estimator."""
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3)]
+
+
+def check_game(game: Any, bound: Any, owner: str) -> None:
+    """Raise unless `game` is a `MultiRun` or `OneRun` and `bound` a `Bound` (one sentence each)."""
+    if not isinstance(game, (MultiRun, OneRun)):
+        raise InvalidParameterError(
+            f"The 'game' parameter of {owner} must be MultiRun(runs) or OneRun(canaries); got {type(game).__name__} instead."
+        )
+    if not isinstance(bound, Bound):
+        raise InvalidParameterError(
+            f"The 'bound' parameter of {owner} must be a Bound(estimator, confidence, delta, strategy); "
+            f"got {type(bound).__name__} instead."
+        )
+
+
+def run_membership_audit(
+    *,
+    owner: str,
+    game: Game,
+    bound: Bound,
+    seed: int,
+    subject: Subject,
+    play: Callable[[np.random.Generator, np.random.Generator], Played],
+) -> MembershipResult:
+    """Return the audit of `subject` by `game`, played by `play(data_rng, game_rng)` and certified as `bound` says.
+
+    Input is checked before anything is played (a bad estimator fails
+    before a long training run). The bound is at `bound.delta`, else the
+    claim's δ. Sound as `certify` is, given that `play` decides every
+    canary's membership from its game stream independently of the scores.
+    """
+    check_game(game, bound, owner)
+    seed = check_int(seed, "seed", owner, low=0)
+    delta = bound.delta_for(None if subject.claim is None else subject.claim.delta)
+    bound.estimator_for(game, delta)
+    data_rng, game_rng, estimator_rng = seed_streams(seed)
+    start = time.perf_counter()
+    played = play(data_rng, game_rng)
+    lower = certify(played.observations, game, bound, delta=delta, rng=estimator_rng)
+    return MembershipResult(
+        game=game.name, lower_bound=lower, scorer=played.scorer, seconds=time.perf_counter() - start, seed=seed,
+        mechanism=subject.name, params=dict(subject.params), claim=subject.claim,
+        upper_bound=subject.upper_bound(delta), observations=played.observations, attack=dict(played.attack),
+    )

@@ -1,0 +1,76 @@
+"""Independent runs (e.g. DP-SGD training runs) on a `Backend`: in process or on Dask, each handed back as it ends.
+
+Where `runner.run_chunks` sums many small chunks, an audit of a training
+pipeline has few long runs whose results must be kept one by one (the
+results folder of `run_store`). `run_each` plays them on the same `Backend`
+as every other audit (in process, a local Dask cluster, or a scheduler);
+each run is a pure function of its index and the audit's seed, so the
+result does not depend on where or in which order runs finish.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from dpaudit.audit.execution.backends import dask_client
+from dpaudit.audit.execution.runner import Backend, Progress
+
+__all__ = ["Execution", "run_each"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Execution:
+    """Where an audit's runs go: a results folder (and whether to resume it), Dask workers or scheduler, a progress bar.
+
+    `workers` and `scheduler` mean what they mean for `audit_mechanism` (a
+    local Dask cluster of that many processes, or a running scheduler's address).
+    """
+
+    out: str | Path | None = None
+    resume: bool = False
+    workers: int | None = None
+    scheduler: str | None = None
+    progress: bool = False
+
+    @property
+    def backend(self) -> Backend:
+        """Return the backend the runs execute on."""
+        return Backend(workers=self.workers, scheduler=self.scheduler)
+
+
+def run_each(
+    play: Callable[[int], Any],
+    indices: Sequence[int],
+    *,
+    backend: Backend,
+    finish: Callable[[int, Any], None],
+    progress: Progress | None = None,
+    worker_setup: Callable[[], Any] | None = None,
+) -> None:
+    """Call `play(i)` for every index on `backend`, and `finish(i, value)` with each value as its run ends.
+
+    On Dask, `worker_setup` first runs once on every worker (e.g. to pin
+    torch to one thread), and on any error or Ctrl-C the pending runs are
+    cancelled; the finished ones have been handed to `finish` already.
+    """
+    if backend.inline:
+        for index in indices:
+            finish(index, play(index))
+            if progress:
+                progress(1)
+        return
+    with dask_client(workers=backend.workers, scheduler=backend.scheduler) as client:
+        from distributed import as_completed
+
+        if worker_setup is not None:
+            client.run(worker_setup)
+        futures = {client.submit(play, i, pure=False): i for i in indices}
+        try:
+            for future, value in as_completed(list(futures), with_results=True):
+                finish(futures[future], value)
+                if progress:
+                    progress(1)
+        finally:
+            client.cancel(list(futures))
