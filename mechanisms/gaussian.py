@@ -18,7 +18,6 @@ from dpaudit.mechanisms.laplace import sum_pair
 from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_real
-from scipy.special import log_ndtr
 
 
 def gdp_log_delta(mu: float, epsilon: float) -> float:
@@ -30,6 +29,8 @@ def gdp_log_delta(mu: float, epsilon: float) -> float:
     calibration below, by `audit.theory.profiles` and by the GDP estimators.
     Computed in the log domain, so it stays accurate where δ is tiny.
     """
+    from scipy.special import log_ndtr
+
     a = log_ndtr(-epsilon / mu + mu / 2)
     b = epsilon + log_ndtr(-epsilon / mu - mu / 2)
     with np.errstate(divide="ignore"):  # δ(ε) below the smallest double: log δ = −inf

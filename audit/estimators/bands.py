@@ -44,10 +44,6 @@ from typing import Callable
 
 import numpy as np
 from dpaudit.mechanisms.validation import check_int, check_probability_open
-from scipy.optimize import brentq
-from scipy.signal import convolve
-from scipy.special import betaincinv
-from scipy.stats import poisson
 
 DENSE = 100
 """Every order statistic up to this rank (from either end) is a checkpoint."""
@@ -102,6 +98,8 @@ def band_values(n: int, ranks: np.ndarray, alpha: float) -> np.ndarray:
     Made non-decreasing by a running minimum from the right, which changes
     no constraint's event: V_(i) ≤ V_(j) ≤ c_j for i < j.
     """
+    from scipy.special import betaincinv
+
     values = betaincinv(ranks, n - ranks + 1, 1.0 - alpha * _local_weights(n, ranks))
     return np.minimum.accumulate(values[::-1])[::-1]
 
@@ -116,6 +114,9 @@ def band_coverage(n: int, ranks: np.ndarray, values: np.ndarray) -> float:
     beyond SPREAD standard deviations and the far tail of each increment are
     dropped, which only lowers the result.
     """
+    from scipy.signal import convolve
+    from scipy.stats import poisson
+
     lo = int(ranks[0])
     hi = _count_cap(n, values[0])
     prob = poisson.pmf(np.arange(lo, hi + 1), n * values[0])
@@ -169,6 +170,8 @@ def calibrate_from_scratch(n: int, beta: float) -> float:
 
     brentq on log α, then 1% steps down until the coverage is confirmed.
     """
+    from scipy.optimize import brentq
+
     gap = _coverage_gap(n, beta)
     low, high = math.log(beta) - 8.0, math.log(beta)
     if gap(high) >= 0.0:

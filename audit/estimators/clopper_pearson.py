@@ -9,8 +9,6 @@ with probability ≥ 1 − β (union bound).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import betainc
-from statsmodels.stats.proportion import proportion_confint
 
 GUARD_TOLERANCE = 1e-9
 
@@ -24,6 +22,8 @@ def rate_upper_bound(count, n, beta):
     non-events and can return a value below the root, which would not be an
     upper bound; there the root is found again by bisection.
     """
+    from statsmodels.stats.proportion import proportion_confint
+
     count = np.asarray(count, dtype=float)
     n = np.asarray(n, dtype=float)
     _, upper = proportion_confint(count, n, alpha=2 * beta, method="beta")
@@ -38,6 +38,8 @@ def _raise_to_root(count: np.ndarray, n: np.ndarray, beta: float, upper: np.ndar
     I_p(k + 1, n − k) ≥ 1 − beta. Disagreements below GUARD_TOLERANCE are
     rounding and are left alone.
     """
+    from scipy.special import betainc
+
     count, n, upper = np.broadcast_arrays(count, n, upper)
     inside = count < n
     a, b = count + 1.0, np.where(inside, n - count, 1.0)

@@ -69,7 +69,6 @@ from typing import Union
 
 import numpy as np
 from dpaudit.mechanisms.errors import InvalidParameterError
-from scipy.special import betaincinv, ndtri
 
 DENSE = 40
 """Every IN count up to this rank is a checkpoint."""
@@ -94,6 +93,8 @@ def default_replicates(beta: float) -> int:
 
 def _clopper_pearson_lower(count: np.ndarray, total: np.ndarray, level: float) -> np.ndarray:
     """Return the one-sided Clopper–Pearson lower bound of count/total at `level` (0 at count 0)."""
+    from scipy.special import betaincinv
+
     return np.where(count > 0, betaincinv(np.maximum(count, 1), total - count + 1.0, level), 0.0)
 
 
@@ -135,11 +136,15 @@ class GaussianDP:
         The μ that a prefix certifies alone with each rate at `MU_LEVEL`
         (Nasr et al., USENIX Security 2023); −inf when a = 0 or b = n_low.
         """
+        from scipy.special import ndtri
+
         fpr_upper = 1.0 - _clopper_pearson_lower(n_low - b, np.full_like(b, n_low), MU_LEVEL)
         return ndtri(_clopper_pearson_lower(a, np.full_like(a, n_high), MU_LEVEL)) - ndtri(fpr_upper)
 
     def critical(self, w: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Return the least μ ≥ 0 with Φ(Φ⁻¹(u) + μ) ≥ w."""
+        from scipy.special import ndtri
+
         return np.maximum(ndtri(w) - ndtri(u), 0.0)
 
 

@@ -24,7 +24,6 @@ from dpaudit.audit.estimators.thresholds import DominatingPair, ThresholdStrateg
 from dpaudit.audit.theory.profiles import gdp_epsilon as profile_epsilon
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open, check_real
-from scipy.special import ndtri
 
 GDP_ASSUMPTION = "the trade-off curve is Gaussian (μ-GDP)"
 
@@ -72,6 +71,8 @@ def mu_from_rates(fpr_ub: Any, fnr_ub: Any) -> np.ndarray:
     With upper confidence bounds on the rates of any test, a positive value
     is a μ the mechanism is not μ-GDP for (Dong, Roth, Su; Nasr et al. 2023).
     """
+    from scipy.special import ndtri
+
     with np.errstate(invalid="ignore"):
         mu = -ndtri(np.asarray(fpr_ub, dtype=float)) - ndtri(np.asarray(fnr_ub, dtype=float))
     return np.nan_to_num(mu, nan=-np.inf, posinf=np.inf, neginf=-np.inf)

@@ -33,7 +33,6 @@ from dpaudit.audit.estimators.dominating_pair import ApproximateDP, Envelope, de
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
-from scipy.special import expit
 
 DEFAULT_BONFERRONI_COUNT = 20
 
@@ -347,6 +346,8 @@ def _tail_quantiles(scores: np.ndarray, count: int) -> np.ndarray:
     The spacing reaches into both tails, where large ε is certified. Each is
     a score (no interpolation), so ±inf scores never give a NaN threshold.
     """
+    from scipy.special import expit
+
     n = scores.size
     if count == 1:
         return np.quantile(scores, [0.5], method="inverted_cdf")

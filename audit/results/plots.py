@@ -16,18 +16,19 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.results.result import AuditResult
 from dpaudit.audit.results.tradeoffs import TradeOff, event_tradeoff
 from dpaudit.audit.theory.profiles import epsilon_delta_tradeoff
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
-from statsmodels.stats.proportion import proportion_confint
+
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 GRID = np.linspace(0.0, 1.0, 2001)
 CLAIM_COLOR = "#9ecae1"
@@ -66,6 +67,8 @@ def rate_box(false_positives: int, n0: int, false_negatives: int, n1: int, *, be
     Each limit is one-sided at level β/2 (the split `epsilon_lower_bound` uses),
     so the upper corner is exactly the pair of bounds behind the certified ε.
     """
+    from statsmodels.stats.proportion import proportion_confint
+
     fp_low, _ = proportion_confint(false_positives, n0, alpha=beta, method="beta")
     fn_low, _ = proportion_confint(false_negatives, n1, alpha=beta, method="beta")
     return RateBox(
@@ -119,6 +122,8 @@ def _draw_tradeoff(ax: Axes, curve: TradeOff, *, label: str, color: str = CURVE_
 
 def _draw_box(ax: Axes, box: RateBox, *, label: str, color: str = POINT_COLOR, marker: str = "o") -> None:
     """Draw an observed (FPR, FNR) point, its confidence box, and the box's certified corner."""
+    from matplotlib.patches import Rectangle
+
     ax.add_patch(Rectangle((box.fpr_low, box.fnr_low), box.fpr_high - box.fpr_low, box.fnr_high - box.fnr_low,
                            facecolor=color, alpha=0.25, edgecolor=color, linewidth=1.0))
     ax.plot([box.fpr], [box.fnr], marker=marker, color=color, linestyle="none", markersize=5, label=label)
@@ -169,6 +174,8 @@ def plot_privacy_region(result: AuditResult, path: str | Path | None = None, ax:
     Clopper–Pearson box. Without `ax`, the figure has a second panel zoomed
     on the observed point; with `ax`, only the full square is drawn into it.
     """
+    from matplotlib.figure import Figure
+
     box = result_box(result.lower_bound)
     curve = None if event is None else event_tradeoff(event, relation=result.claim.relation.value)
     title = f"{result.mechanism}: {result.verdict}, ε_lower = {result.lower_bound.epsilon:.4g}"

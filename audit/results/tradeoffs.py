@@ -10,13 +10,15 @@ Def. 2.1). The curves here are symmetric, so the points also lie on or below
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.audit.theory.composition import kov_delta
 from dpaudit.audit.theory.profiles import epsilon_delta_tradeoff, gdp_tradeoff
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
+
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
 
 TradeOff = Callable[[np.ndarray], np.ndarray]
 
@@ -76,6 +78,8 @@ def event_tradeoff(event: dp_event.DpEvent, *, relation: str = "add-remove") -> 
     dp_accounting: replace-one doubles the sensitivity. Gaussian noise is
     μ-GDP with μ = Δ/σ (Dong, Roth, Su, arXiv 1905.02383, Thm 2.7).
     """
+    from dp_accounting import dp_event
+
     sensitivity = 2.0 if getattr(relation, "value", relation) == "replace-one" else 1.0
     if isinstance(event, dp_event.LaplaceDpEvent) and event.noise_multiplier > 0:
         eps0 = sensitivity / event.noise_multiplier

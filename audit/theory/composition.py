@@ -6,12 +6,10 @@ import math
 from typing import Sequence
 
 import numpy as np
-from dp_accounting.rdp import rdp_privacy_accountant
 from dpaudit.audit.theory.conversions import pure_to_rdp
 from dpaudit.audit.theory.event_pld import privacy_parameters_pld
 from dpaudit.audit.theory.roots import smallest_epsilon
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
-from scipy.special import gammaln, logsumexp
 
 RDP_ORDERS = tuple(np.concatenate([np.linspace(1.02, 3.0, 100), np.linspace(3.1, 20.0, 170), np.geomspace(21.0, 4096.0, 120)]))
 
@@ -49,6 +47,8 @@ def kov_delta(*, epsilon: float, delta: float = 0.0, k: int, target_epsilon: flo
     profile is 1 − (1 − δ)^k (1 − Σ_ℓ C(k, ℓ) [e^{(k−ℓ)ε} − e^{ε' + ℓε}]₊ / (1 + e^ε)^k).
     At ε' = (k − 2i)ε this is the theorem's δ_i. Tight; summed in log space.
     """
+    from scipy.special import gammaln, logsumexp
+
     epsilon = check_epsilon(epsilon, "kov_delta")
     delta = check_delta(delta, "kov_delta")
     k = check_int(k, "k", "kov_delta")
@@ -141,6 +141,8 @@ def rdp_composition_epsilon(*, epsilon: float, k: int, target_delta: float) -> f
     RDP → (ε, δ) conversion (Canonne, Kamath, Steinke 2020, Prop. 12). Never
     below the optimal `kov_epsilon`.
     """
+    from dp_accounting.rdp import rdp_privacy_accountant
+
     epsilon = check_epsilon(epsilon, "rdp_composition_epsilon")
     k = check_int(k, "k", "rdp_composition_epsilon")
     target_delta = check_delta(target_delta, "rdp_composition_epsilon", "target_delta")

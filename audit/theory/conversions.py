@@ -8,7 +8,6 @@ from typing import Sequence
 import numpy as np
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_epsilon, check_real
-from scipy.optimize import minimize_scalar
 
 _LOG_ALPHA_MAX = 12.0
 
@@ -76,6 +75,8 @@ def zcdp_to_dp(*, rho: float, delta: float) -> float:
     over α numerically; any α gives a valid bound, so an imperfect optimum
     stays an upper bound. At most `zcdp_to_dp_simple`.
     """
+    from scipy.optimize import minimize_scalar
+
     rho = check_real(rho, "rho", "zcdp_to_dp", low=0.0)
     delta = _open_delta(delta, "zcdp_to_dp")
     if rho == 0.0:
@@ -96,6 +97,8 @@ def zcdp_delta(*, rho: float, epsilon: float) -> float:
     Optimized numerically in log space; every α is valid, so the result is an
     upper bound. Capped at 1.
     """
+    from scipy.optimize import minimize_scalar
+
     rho = check_real(rho, "rho", "zcdp_delta", low=0.0)
     epsilon = check_epsilon(epsilon, "zcdp_delta")
     if rho == 0.0:

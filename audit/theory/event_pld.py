@@ -16,15 +16,15 @@ Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022, "Connect the Dots").
 from __future__ import annotations
 
 import functools
-from typing import Callable, Optional
+from typing import TYPE_CHECKING, Callable, Optional
 
-from dp_accounting import dp_event
-from dp_accounting.pld import common
-from dp_accounting.pld import privacy_loss_distribution as pld_lib
-from dp_accounting.privacy_accountant import NeighboringRelation
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution as PLD
+    from dp_accounting.privacy_accountant import NeighboringRelation
 
-PLD = pld_lib.PrivacyLossDistribution
-LeafPld = Callable[[dp_event.DpEvent], Optional[PLD]]
+    LeafPld = Callable[[dp_event.DpEvent], Optional[PLD]]
+
 
 DISCRETIZATION = 1e-4
 
@@ -36,6 +36,9 @@ def privacy_parameters_pld(epsilon: float, delta: float, discretization: float =
     randomized response with a δ atom); dp_accounting's
     `from_privacy_parameters`.
     """
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
     params = common.DifferentialPrivacyParameters(epsilon=epsilon, delta=delta)
     return pld_lib.from_privacy_parameters(params, value_discretization_interval=discretization)
 
@@ -59,6 +62,9 @@ def event_pld(
     constructor for are passed to `leaf_pld`, which returns a dominating PLD
     or None.
     """
+    from dp_accounting import dp_event
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
     build = functools.partial(event_pld, relation=relation, leaf_pld=leaf_pld, discretization=discretization)
     if isinstance(event, dp_event.NoOpDpEvent):
         return pld_lib.identity(value_discretization_interval=discretization)
@@ -83,6 +89,9 @@ def event_pld(
 
 def has_library_pld(event: dp_event.DpEvent, relation: NeighboringRelation) -> bool:
     """Return True when `event` is a single mechanism with a dp_accounting PLD constructor here."""
+    from dp_accounting import dp_event
+    from dp_accounting.privacy_accountant import NeighboringRelation
+
     if isinstance(event, dp_event.PoissonSampledDpEvent):
         inner = event.event
         return (
@@ -110,6 +119,10 @@ def has_library_pld(event: dp_event.DpEvent, relation: NeighboringRelation) -> b
 
 def _mechanism_pld(event: dp_event.DpEvent, relation: NeighboringRelation, discretization: float) -> PLD | None:
     """Return the library PLD of a single noise-adding event, or None if it has none here."""
+    from dp_accounting import dp_event
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+    from dp_accounting.privacy_accountant import NeighboringRelation
+
     if not has_library_pld(event, relation):
         return None
     replace = relation == NeighboringRelation.REPLACE_ONE
@@ -166,6 +179,9 @@ def _randomized_response_pld(event: dp_event.RandomizedResponseDpEvent, discreti
     convexity of the hockey-stick divergence), so it is a sound upper bound
     for add/remove too.
     """
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+    from dp_accounting.privacy_accountant import NeighboringRelation
+
     if event.num_buckets == 1:
         return pld_lib.identity(value_discretization_interval=discretization)
     if event.noise_parameter == 0:
@@ -180,6 +196,9 @@ def _randomized_response_pld(event: dp_event.RandomizedResponseDpEvent, discreti
 
 def _poisson_pld(event: dp_event.PoissonSampledDpEvent, relation: NeighboringRelation, discretization: float) -> PLD:
     """Return the PLD of Poisson-subsampled Gaussian (both relations) or Laplace (add/remove)."""
+    from dp_accounting import dp_event
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
     q = event.sampling_probability
     inner = event.event
     if q == 0:

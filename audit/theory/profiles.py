@@ -15,7 +15,6 @@ import numpy as np
 from dpaudit.audit.theory.roots import smallest_epsilon
 from dpaudit.mechanisms.gaussian import analytic_sigma, classical_sigma, gdp_log_delta
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
-from scipy.special import ndtr, ndtri
 
 
 def laplace_delta(*, epsilon: float, epsilon0: float) -> float:
@@ -119,6 +118,8 @@ def gdp_tradeoff(alpha: np.ndarray | float, *, mu: float) -> np.ndarray:
     The smallest type II error (FNR) at type I error (FPR) α when testing
     N(0, 1) against N(μ, 1); Dong, Roth, Su, arXiv 1905.02383, Def. 2.7.
     """
+    from scipy.special import ndtr, ndtri
+
     mu = check_real(mu, "mu", "gdp_tradeoff", low=0.0)
     a = np.clip(np.asarray(alpha, dtype=float), 0.0, 1.0)
     return ndtr(ndtri(1.0 - a) - mu)

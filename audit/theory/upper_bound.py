@@ -12,26 +12,28 @@ PLDs are pessimistic.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from dp_accounting import dp_event
-from dp_accounting.privacy_accountant import NeighboringRelation
 from dpaudit.audit.theory.amplification import amplified_epsilon, shuffled_epsilon
 from dpaudit.audit.theory.composition import kov_epsilon
-from dpaudit.audit.theory.event_pld import PLD, event_pld, has_library_pld, non_private_pld, privacy_parameters_pld
+from dpaudit.audit.theory.event_pld import event_pld, has_library_pld, non_private_pld, privacy_parameters_pld
 from dpaudit.audit.theory.group import group_epsilon
 from dpaudit.audit.theory.profiles import gdp_epsilon, laplace_epsilon, randomized_response_epsilon
 from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.events import EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
 from dpaudit.mechanisms.validation import check_delta, check_int
+
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
+    from dp_accounting.privacy_accountant import NeighboringRelation
+    from dpaudit.audit.theory.event_pld import PLD
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
 
 Profile = Callable[[float], float]
 
-_RELATIONS = {
-    "add-remove": NeighboringRelation.ADD_OR_REMOVE_ONE,
-    "replace-one": NeighboringRelation.REPLACE_ONE,
-}
+_RELATIONS = {"add-remove": "ADD_OR_REMOVE_ONE", "replace-one": "REPLACE_ONE"}
+"""The member of dp_accounting's `NeighboringRelation` for each relation dpaudit names."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,13 +70,15 @@ def upper_bound(event: dp_event.DpEvent, *, delta: float, relation: str = "add-r
 
 
 def _relation(relation: object) -> NeighboringRelation:
+    from dp_accounting.privacy_accountant import NeighboringRelation
+
     key = getattr(relation, "value", relation)
     if key not in _RELATIONS:
         choices = ", ".join(repr(name) for name in _RELATIONS)
         raise InvalidParameterError(
             f"The 'relation' parameter of upper_bound must be one of {choices}; got {relation!r} instead."
         )
-    return _RELATIONS[key]
+    return NeighboringRelation[_RELATIONS[key]]
 
 
 def _epsilon_profile(event: dp_event.DpEvent, *, relation: NeighboringRelation) -> tuple[Profile, str]:
@@ -89,10 +93,11 @@ def _epsilon_profile(event: dp_event.DpEvent, *, relation: NeighboringRelation) 
 
 
 def _special_profile(event: dp_event.DpEvent, relation: NeighboringRelation) -> tuple[Profile, str] | None:
-    """Return the profile of an event with its own theorem, looked up by event type in `_SPECIAL`, or None."""
+    """Return the profile of an event with its own theorem, looked up by event type in `_special_profiles`, or None."""
+    special = _special_profiles()
     for kind in type(event).__mro__:
-        if kind in _SPECIAL:
-            return _SPECIAL[kind](event, relation)
+        if kind in special:
+            return special[kind](event, relation)
     return None
 
 
@@ -126,6 +131,8 @@ def _shuffled_profile(event: ShuffledDpEvent) -> Profile:
 
 def _group_profile(event: GroupDpEvent, relation: NeighboringRelation) -> tuple[Profile, str]:
     """Group privacy; Laplace and Gaussian noise scale with the group's sensitivity kC instead (exact)."""
+    from dp_accounting import dp_event
+
     k = check_int(event.group_size, "group_size", "GroupDpEvent")
     inner = event.event
     if isinstance(inner, dp_event.LaplaceDpEvent):
@@ -141,6 +148,8 @@ def _group_profile(event: GroupDpEvent, relation: NeighboringRelation) -> tuple[
 def _subsampled_profile(event: dp_event.PoissonSampledDpEvent, relation: NeighboringRelation) -> tuple[Profile, str]:
     """Poisson subsampling of any event: (log(1 + q(e^ε − 1)), qδ) for add/remove (Balle et al. 2018, Thm 8);
     (ε, qδ) for replace-one (joint convexity of the hockey-stick divergence)."""
+    from dp_accounting.privacy_accountant import NeighboringRelation
+
     q = event.sampling_probability
     inner, inner_method = _epsilon_profile(event.event, relation=relation)
     if inner_method == "unknown":
@@ -157,20 +166,28 @@ def _subsampled_profile(event: dp_event.PoissonSampledDpEvent, relation: Neighbo
     return profile, "subsampling"
 
 
-_SPECIAL: dict[type, Callable[[Any, NeighboringRelation], tuple[Profile, str] | None]] = {
-    dp_event.NoOpDpEvent: lambda event, relation: ((lambda d: 0.0), "exact"),
-    dp_event.NonPrivateDpEvent: lambda event, relation: ((lambda d: math.inf), "non-private"),
-    dp_event.UnsupportedDpEvent: lambda event, relation: ((lambda d: math.inf), "unknown"),
-    EpsilonDeltaDpEvent: lambda event, relation: (_claim_profile(event), "claim-proof"),
-    ShuffledDpEvent: lambda event, relation: (_shuffled_profile(event), "shuffling-fmt"),
-    GroupDpEvent: _group_profile,
-    dp_event.PoissonSampledDpEvent: _poisson_special,
-}
-"""The events with a theorem of their own, by type: the one dispatch table of `_epsilon_profile`."""
+@functools.cache
+def _special_profiles() -> dict[type, Callable[[Any, NeighboringRelation], tuple[Profile, str] | None]]:
+    """Return the events with a theorem of their own, by type: the one dispatch table of `_epsilon_profile`."""
+    from dp_accounting import dp_event
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
+
+    return {
+        dp_event.NoOpDpEvent: lambda event, relation: ((lambda d: 0.0), "exact"),
+        dp_event.NonPrivateDpEvent: lambda event, relation: ((lambda d: math.inf), "non-private"),
+        dp_event.UnsupportedDpEvent: lambda event, relation: ((lambda d: math.inf), "unknown"),
+        EpsilonDeltaDpEvent: lambda event, relation: (_claim_profile(event), "claim-proof"),
+        ShuffledDpEvent: lambda event, relation: (_shuffled_profile(event), "shuffling-fmt"),
+        GroupDpEvent: _group_profile,
+        dp_event.PoissonSampledDpEvent: _poisson_special,
+    }
 
 
 def _exact_profile(event: dp_event.DpEvent, relation: NeighboringRelation) -> Profile | None:
     """Closed forms: Laplace, compositions of Gaussians, k-ary RR, k-fold binary RR or (ε, δ) claims."""
+    from dp_accounting import dp_event
+    from dp_accounting.privacy_accountant import NeighboringRelation
+
     sensitivity = 2.0 if relation == NeighboringRelation.REPLACE_ONE else 1.0
     if isinstance(event, dp_event.LaplaceDpEvent) and event.noise_multiplier > 0:
         eps0 = sensitivity / event.noise_multiplier
@@ -190,6 +207,9 @@ def _exact_profile(event: dp_event.DpEvent, relation: NeighboringRelation) -> Pr
 
 def _kov_profile(event: dp_event.DpEvent) -> Profile | None:
     """k-fold binary RR or k-fold (ε, δ) claim: the optimal composition theorem is exact (KOV Thm 3.3)."""
+    from dp_accounting import dp_event
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     if not isinstance(event, dp_event.SelfComposedDpEvent) or event.count < 1:
         return None
     inner, k = event.event, event.count
@@ -209,6 +229,8 @@ def _kov_profile(event: dp_event.DpEvent) -> Profile | None:
 def _gaussian_mu(event: dp_event.DpEvent) -> float | None:
     """Return μ = √(Σ 1/σ_i²) when `event` composes only Gaussian events (μ-GDP composition,
     Dong, Roth, Su, arXiv 1905.02383, Cor. 3.3), else None."""
+    from dp_accounting import dp_event
+
     if isinstance(event, dp_event.GaussianDpEvent):
         return math.inf if event.noise_multiplier == 0 else 1.0 / event.noise_multiplier
     if isinstance(event, dp_event.SelfComposedDpEvent):
@@ -224,6 +246,9 @@ def _gaussian_mu(event: dp_event.DpEvent) -> float | None:
 
 def _needs_budget(event: dp_event.DpEvent, relation: NeighboringRelation) -> bool:
     """True for parts bounded at a chosen δ rather than by a PLD: shuffling, group, generic subsampling."""
+    from dp_accounting import dp_event
+    from dpaudit.mechanisms.events import GroupDpEvent, ShuffledDpEvent
+
     if isinstance(event, dp_event.PoissonSampledDpEvent):
         return not has_library_pld(event, relation)
     return isinstance(event, (ShuffledDpEvent, GroupDpEvent))
@@ -231,6 +256,8 @@ def _needs_budget(event: dp_event.DpEvent, relation: NeighboringRelation) -> boo
 
 def _budgeted_leaves(event: dp_event.DpEvent, relation: NeighboringRelation) -> int:
     """Count (with multiplicity) the parts that need a share of δ when composed."""
+    from dp_accounting import dp_event
+
     if isinstance(event, dp_event.SelfComposedDpEvent):
         return event.count * _budgeted_leaves(event.event, relation)
     if isinstance(event, dp_event.ComposedDpEvent):
@@ -240,6 +267,9 @@ def _budgeted_leaves(event: dp_event.DpEvent, relation: NeighboringRelation) -> 
 
 def _supported(event: dp_event.DpEvent, relation: NeighboringRelation) -> bool:
     """True when every part of `event` has some bound (a PLD, a claim, or a budgeted theorem)."""
+    from dp_accounting import dp_event
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     if isinstance(event, dp_event.SelfComposedDpEvent):
         return _supported(event.event, relation)
     if isinstance(event, dp_event.ComposedDpEvent):
@@ -296,6 +326,10 @@ def _pure_epsilon(event: dp_event.DpEvent, relation: NeighboringRelation) -> flo
     for add/remove (Balle, Barthe, Gaboardi 2018, tight). The PLD accountant
     truncates tails and so reports ∞ at δ = 0 for these.
     """
+    from dp_accounting import dp_event
+    from dp_accounting.privacy_accountant import NeighboringRelation
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     sensitivity = 2.0 if relation == NeighboringRelation.REPLACE_ONE else 1.0
     if isinstance(event, dp_event.NoOpDpEvent):
         return 0.0
@@ -321,6 +355,8 @@ def _pure_epsilon(event: dp_event.DpEvent, relation: NeighboringRelation) -> flo
 
 def _leaf_pld(leaf: dp_event.DpEvent, relation: NeighboringRelation, share: float) -> PLD:
     """A dominating PLD for a part that has none in dp_accounting: its claim, or its bound at δ = `share`."""
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     if isinstance(leaf, EpsilonDeltaDpEvent):
         return privacy_parameters_pld(float(leaf.epsilon), float(leaf.delta))
     eps = _epsilon_profile(leaf, relation=relation)[0](share)

@@ -41,9 +41,6 @@ from dpaudit.audit.estimators.one_run.rules import (
 )
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_probability_open
-from scipy.optimize import brentq
-from scipy.special import expit
-from scipy.stats import binom
 
 CALIBRATIONS = ("auto", "joint", "bonferroni")
 
@@ -56,6 +53,9 @@ def one_run_p_value(*, canaries: int, guesses: int, correct: int, epsilon: float
     e^ε/(1+e^ε)) ≥ v] (Steinke, Nasr, Jagielski 2023), capped at 1; the max
     is taken over all i at once with vectorized binomial tails.
     """
+    from scipy.special import expit
+    from scipy.stats import binom
+
     q = expit(epsilon)
     tail = float(binom.sf(correct - 1, guesses, q))
     if delta == 0.0 or correct == 0:
@@ -73,6 +73,8 @@ def largest_rejected(objective: Callable[[float], float], *, xtol: float = 1e-7)
     tests); the root is found by doubling then brentq, and the value returned
     is on the rejected side.
     """
+    from scipy.optimize import brentq
+
     if objective(0.0) <= 0.0:
         return 0.0
     low, high = 0.0, 1.0

@@ -66,9 +66,6 @@ largest ε it finds rejected.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.special import betaincinv, expit, logit
-from scipy.stats import binom
 
 SLACK_STEPS = 64
 """Slacks b = 0, ..., SLACK_STEPS − 1 are all tried, larger ones on a ladder 10% apart."""
@@ -99,6 +96,9 @@ def expected_excess(*, canaries: int, p: np.ndarray, delta: float, sides: int) -
 def _slack_bounds(*, canaries: int, guesses: int, correct: int, epsilon: np.ndarray, delta: float,
                   sides: int) -> np.ndarray:
     """Return min over slacks b of P[Binomial(r, p) ≥ v − b] + Δ/(b + 1) at each ε of `epsilon`."""
+    from scipy.special import expit
+    from scipy.stats import binom
+
     p = expit(epsilon)
     slack = _slacks(correct)[:, None]
     spill = expected_excess(canaries=canaries, p=p, delta=delta, sides=sides)
@@ -112,6 +112,8 @@ def _adversary_bounds(*, canaries: int, guesses: int, correct: int, epsilon: np.
     `value[..., w]` holds V(n, w) for the n guesses left, per ε and λ; only
     the w that V(r, v) needs are updated (w ≤ n, and w ≥ v − (r − n)).
     """
+    from scipy.special import expit
+
     p = expit(epsilon)[:, None, None]
     value = np.zeros((epsilon.size, PRICES.size, correct + 1))
     value[..., 0] = 1.0
@@ -176,6 +178,9 @@ def coupling_epsilon(*, canaries: int, guesses: int, correct: int, delta: float,
     rejected island narrower than the spacing may be missed, which only
     lowers the bound. `above` skips what another bound already certifies.
     """
+    from scipy.optimize import brentq
+    from scipy.special import betaincinv, logit
+
     if correct == 0:
         return 0.0
     ceiling = float(logit(betaincinv(correct, guesses - correct + 1, beta)))

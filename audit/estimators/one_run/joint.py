@@ -46,8 +46,6 @@ import math
 import numpy as np
 from dpaudit.audit.estimators.one_run.coupling import expected_excess
 from dpaudit.audit.estimators.one_run.rules import Guesses, Rules
-from scipy.special import expit
-from scipy.stats import binom
 
 GRID_STEP = 0.01
 GRID_RATIO = 0.01
@@ -82,6 +80,8 @@ def _layout(rules: Rules, canaries: int) -> tuple[int, int] | None:
 
 def _delta_price(epsilon: np.ndarray | float, *, layout: tuple[int, int], canaries: int, delta: float) -> np.ndarray:
     """Return Δ = s·m(1 − p)δ/2, the probability the coupling with coins fails (`one_run.coupling`)."""
+    from scipy.special import expit
+
     sides = int(layout[0] > 0) + int(layout[1] > 0)
     return expected_excess(canaries=canaries, p=expit(np.asarray(epsilon, dtype=float)), delta=delta, sides=sides)
 
@@ -108,6 +108,8 @@ def joint_draws(rules: Rules, *, canaries: int, delta: float, beta: float) -> in
 
 def _first_right(right: np.ndarray, uniforms: np.ndarray | None) -> np.ndarray:
     """Return, per guess, the first grid index at which it is right: 0 or never (observed), by U < p (simulated)."""
+    from scipy.special import expit
+
     if uniforms is None:
         return np.where(right, 0, EPSILONS.size).astype(np.int16)
     return np.searchsorted(expit(EPSILONS), uniforms, side="right").astype(np.int16)
@@ -141,6 +143,8 @@ def _tabulated_log_tail(correct: np.ndarray, wrong: int | None, guesses: int | N
     guesses = correct + wrong). The counts of one column span a few
     standard deviations, so the table is far smaller than the array.
     """
+    from scipy.stats import binom
+
     low = int(correct.min())
     values = np.arange(low, int(correct.max()) + 1)[:, None]
     table = binom.logsf(values - 1, values + wrong if guesses is None else guesses, p)
@@ -166,6 +170,8 @@ class _Games:
 
     def statistic(self, start: int, width: int) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
         """Return S on the grid slice (rows × width) and each rule's (correct, guesses) counts there."""
+        from scipy.special import expit
+
         p = expit(EPSILONS[start:start + width])[None, :]
         top = self._prefix_counts(self.top, self.top_ends, start, width)
         bottom = self._prefix_counts(self.bottom, self.bottom_ends, start, width)
@@ -218,6 +224,9 @@ def joint_epsilon(
 
 def _best_rule(rules: Rules, counts: list[tuple[int, int]], critical: float, epsilon: float) -> Guesses:
     """Return the outcome of the rule with the smallest weighted log tail at ε, with its effective level."""
+    from scipy.special import expit
+    from scipy.stats import binom
+
     p = expit(epsilon)
     logs = [float(binom.logsf(c - 1, r, p)) - math.log(s) for (c, r), s in zip(counts, rules.shares)]
     best = int(np.argmin(logs))
