@@ -17,7 +17,6 @@ import time
 from typing import Any, Callable, Iterator
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.attacks.distinguish import Objective, distinct_outputs, is_discrete, select_test
 from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.attacks.output_histogram import OutputHistogram, cell_counts, grid_from
@@ -74,6 +73,8 @@ def _check_interval(interval: Any, delta: float) -> str:
 
 def theory_upper_bound(mech: Mechanism, delta: float) -> UpperBound:
     """Return the theory upper bound: from the mechanism's event, else its claim (a black box)."""
+    from dp_accounting import dp_event
+
     if not isinstance(mech.event, dp_event.UnsupportedDpEvent):
         return upper_bound(mech.event, delta=delta, relation=mech.claim.relation.value)
     if mech.buggy:
