@@ -12,12 +12,15 @@ from __future__ import annotations
 import io
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from dp_accounting import dp_event
 from dpaudit.audit.results.pages import html_page, markdown_page, write_page
 from dpaudit.audit.results.plots import plot_privacy_region, result_box
 from dpaudit.audit.results.result import AuditResult, Result
 from dpaudit.audit.results.score_report import write_score_report
+
+if TYPE_CHECKING:
+    from dp_accounting import dp_event
 
 
 def _num(x: float | None, digits: int = 4) -> str:

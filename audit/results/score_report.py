@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from dpaudit.audit.results.pages import html_page, markdown_page, write_page
 from dpaudit.audit.results.result import MembershipResult
-from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 CAPTION = (
     "Left: the scores of members (IN) and non-members (OUT). Right: the empirical ROC of thresholds on the score "
@@ -40,6 +43,8 @@ def _bins(scores: np.ndarray) -> np.ndarray:
 
 def score_figure(result: MembershipResult) -> Figure:
     """Return the figure of `result`: IN/OUT score histograms and the ROC curve beside the claim's line."""
+    from matplotlib.figure import Figure
+
     obs = result.observations
     figure = Figure(figsize=(11.5, 4.4), layout="constrained")
     left, right = figure.subplots(1, 2)
