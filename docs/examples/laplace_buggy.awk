@@ -1,0 +1,32 @@
+# BUGGY on purpose: laplace.awk with half its noise (scale 1/(2 epsilon) on a sum that moves by 1),
+# so it is 2 epsilon-DP, not epsilon-DP; an audit of its epsilon claim must find a violation.
+# It answers requests of dpaudit's external protocol (dpaudit.mechanisms.external),
+#     {"size":N,"seed":S,"data":[x1,x2,...]}   ->   {"outputs":[y1,...,yN]}
+# one a line; serve.sh runs it once per request:
+#
+#     dpaudit audit --command 'sh docs/examples/serve.sh docs/examples/laplace_buggy.awk -v epsilon=1' --epsilon 1
+#
+# Any POSIX awk (mawk, gawk, busybox). rand() has about 31 bits, so the noise ends near
+# 21/epsilon, as any floating-point sampler's does somewhere; 10^6 trials cannot see that far.
+BEGIN { if (epsilon == "") epsilon = 1; scale = 0.5 / epsilon }   # the bug: the sensitivity is 1, not 0.5
+{
+    line = $0
+    gsub(/[][{}":,]/, " ", line)          # the flat request, as words: size N seed S data x1 x2 ...
+    n = split(line, word, " ")
+    size = 0; seed = 0; sum = 0; in_data = 0
+    for (i = 1; i <= n; i++) {
+        if (word[i] == "size") size = word[++i]
+        else if (word[i] == "seed") seed = word[++i]
+        else if (word[i] == "data") in_data = 1
+        else if (in_data) sum += word[i]
+    }
+    srand(seed)                           # the same seed, the same outputs: audits are reproducible
+    printf "{\"outputs\":["
+    for (k = 1; k <= size; k++) {
+        # Laplace(scale) is the difference of two Exponential(scale); 1 - rand() is in (0, 1].
+        y = sum + scale * (log(1 - rand()) - log(1 - rand()))
+        printf (k > 1 ? ",%.17g" : "%.17g"), y
+    }
+    print "]}"
+    fflush()                              # a pipe is block-buffered: the reply must leave now
+}
