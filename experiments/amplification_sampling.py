@@ -20,14 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.theory.amplification import poisson_subsampled, smith_subsampled
 from dpaudit.experiments.output import save
 from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_boxes
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.neighbours import categories_in
-from matplotlib.figure import Figure
 
 NAME = "amplification-sampling"
 EPSILON = 1.0
@@ -42,6 +40,8 @@ def _subsampled_rr(*, epsilon: float, q: float) -> Mechanism:
     The record is included with probability q; the inner mechanism is ε-DP
     for adding or removing it, so the whole is log(1 + q(e^ε − 1))-DP, tightly.
     """
+    from dp_accounting import dp_event
+
     keep = 1.0 / (1.0 + math.exp(-epsilon))
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -69,6 +69,8 @@ def oracle_certified(mech: Mechanism, trials: int, rng: np.random.Generator) -> 
 
 def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
     """Audit the subsampled mechanism at each q; write amplification-sampling.png/json; return the JSON content."""
+    from matplotlib.figure import Figure
+
     qs = QS_QUICK if quick else QS_FULL
     trials = 200_000 if quick else 4_000_000
     rng = np.random.default_rng(seed)

@@ -24,11 +24,8 @@ from dpaudit.audit.theory.roots import smallest_epsilon
 from dpaudit.experiments.output import save
 from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_boxes
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
-from dpaudit.mechanisms.events import ShuffledDpEvent
 from dpaudit.mechanisms.neighbours import categories_in
 from dpaudit.mechanisms.randomized_response import keep_probability
-from matplotlib.figure import Figure
-from scipy.special import gammaln, logsumexp
 
 NAME = "amplification-shuffling"
 EPSILON0 = 1.0
@@ -49,6 +46,8 @@ def _report_probabilities(value: int, epsilon0: float) -> np.ndarray:
 
 def shuffled_rr(*, epsilon0: float, num_users: int) -> Mechanism:
     """Return the shuffled histogram of n 3-ary RR reports; worst-case-style pair: target 0 or 1 among clones of 1."""
+    from dpaudit.mechanisms.events import ShuffledDpEvent
+
     table = np.stack([_report_probabilities(v, epsilon0) for v in range(K)])
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -81,6 +80,8 @@ def _pair_distributions(epsilon0: float, n: int) -> tuple[np.ndarray, np.ndarray
     `width`, more than 12 standard deviations above their mean (mass
     outside below 1e-30).
     """
+    from scipy.special import gammaln, logsumexp
+
     others = _report_probabilities(1, epsilon0)
     q = others[0]
     width = int(min(n, math.ceil(n * q + 12 * math.sqrt(n * q) + 12)))
@@ -111,6 +112,8 @@ def _exact_pair_epsilon(p0: np.ndarray, p1: np.ndarray, delta: float) -> float:
 
 def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
     """Audit the shuffled mechanism for each n; write amplification-shuffling.png/json; return the JSON content."""
+    from matplotlib.figure import Figure
+
     ns = NS_QUICK if quick else NS_FULL
     trials = 100_000 if quick else 1_000_000
     rng = np.random.default_rng(seed)

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.theory.upper_bound import upper_bound
 from dpaudit.experiments.grid_laplace import grid_laplace
@@ -29,7 +28,6 @@ from dpaudit.experiments.output import save
 from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_boxes
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.neighbours import records_in
-from matplotlib.figure import Figure
 
 NAME = "composition-laplace"
 EPSILON0 = 0.25
@@ -45,6 +43,8 @@ def _kfold_laplace(*, epsilon0: float, k: int) -> Mechanism:
 
     The noise is on a 2^−20 grid (`grid_laplace`), so no floating-point leak adds to the privacy loss.
     """
+    from dp_accounting import dp_event
+
     scale = 1.0 / epsilon0
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -77,6 +77,8 @@ def oracle_certified(mech: Mechanism, k: int, trials: int, rng: np.random.Genera
 
 def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
     """Audit k-fold Laplace at δ = 0 and δ = DELTA; write composition-laplace.png/json; return the JSON content."""
+    from matplotlib.figure import Figure
+
     ks = KS_QUICK if quick else KS_FULL
     trials = 100_000 if quick else 1_000_000
     rng = np.random.default_rng(seed)

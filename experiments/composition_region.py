@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.results.plots import GRID, RateBox
 from dpaudit.audit.results.tradeoffs import kov_tradeoff
@@ -27,11 +26,8 @@ from dpaudit.audit.theory.composition import advanced_composition, basic_composi
 from dpaudit.experiments.output import save
 from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_boxes
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
-from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.geometric import discrete_laplace
 from dpaudit.mechanisms.neighbours import categories_in
-from matplotlib.figure import Figure
-from matplotlib.ticker import NullFormatter
 
 NAME = "composition-region"
 EPSILON = 0.4
@@ -51,6 +47,9 @@ def _rr_with_atom(*, epsilon: float, delta: float, k: int) -> Mechanism:
     else is ε-randomized response of it; exactly (ε, δ)-DP per report, and
     the k-fold composition attains the optimal region (KOV Thm 3.3).
     """
+    from dp_accounting import dp_event
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
+
     keep = 1.0 / (1.0 + math.exp(-epsilon))
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -77,6 +76,8 @@ def _kfold_geometric(*, epsilon: float, k: int) -> Mechanism:
     Its privacy loss is ±ε per release, as for randomized response, so it
     attains the same optimal region.
     """
+    from dp_accounting import dp_event
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return int(data[0]) + discrete_laplace(epsilon, (size, k), rng)
@@ -155,6 +156,8 @@ def _plot_regions(ax, delta: float, rows: list[dict[str, Any]]) -> None:
 
 
 def _plot_figure3(ax, deltas: np.ndarray, curves: dict[str, list[float]], grid: np.ndarray, certified: list[float]) -> None:
+    from matplotlib.ticker import NullFormatter
+
     styles = {"basic": ("basic (Dwork et al. 2006)", "--"), "advanced": ("advanced (Dwork, Rothblum, Vadhan)", "-."),
               "kov_closed_form": ("KOV closed form (Thm 3.4)", ":"), "optimal": ("optimal (KOV Thm 3.3)", "-")}
     for key, (label, style) in styles.items():
@@ -175,6 +178,8 @@ def _plot_figure3(ax, deltas: np.ndarray, curves: dict[str, list[float]], grid: 
 
 def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
     """Run the experiment; write composition-region.png/json into `out_dir` and return the JSON content."""
+    from matplotlib.figure import Figure
+
     rng = np.random.default_rng(seed)
     n = 100_000 if quick else 2_000_000
     audit_trials = 50_000 if quick else 1_000_000

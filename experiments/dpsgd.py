@@ -14,7 +14,7 @@ black-box mislabelled canaries. Each point says how many training runs it used.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpaudit.attacks.games import MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
@@ -24,8 +24,9 @@ from dpaudit.audit.estimators.certify import Bound, estimators_of
 from dpaudit.experiments.output import save
 from dpaudit.mechanisms.dpsgd.accounting import pld_epsilon, poisson_event
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
-from matplotlib.figure import Figure
-from scipy.optimize import brentq
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 NAME = "dpsgd"
 DELTA = 1e-5
@@ -38,6 +39,8 @@ ONE = (("white-box", "dirac", "loss"), ("black-box", "mislabelled", "loss"))
 
 def calibrate(epsilon: float, steps: int) -> float:
     """Return the σ whose Poisson-subsampled Gaussian over `steps` steps has PLD ε = `epsilon` at δ."""
+    from scipy.optimize import brentq
+
     return brentq(lambda s: pld_epsilon(poisson_event(s, RATE, steps), DELTA) - epsilon, 0.3, 100.0, xtol=1e-4)
 
 
@@ -67,6 +70,8 @@ def audits(cfg: dict[str, Any], seed: int) -> list[dict[str, Any]]:
 
 
 def _figure(rows: list[dict[str, Any]], cfg: dict[str, Any]) -> Figure:
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(11, 4.5), layout="constrained")
     axes = figure.subplots(1, 2, sharey=True)
     for ax, kind in zip(axes, (MultiRun, OneRun)):

@@ -24,10 +24,9 @@ from __future__ import annotations
 import itertools
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.attacks.games import MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.audits.tracing import audit_tracing
@@ -36,7 +35,9 @@ from dpaudit.experiments.output import save
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.marginals import marginal_release, marginals_gaussian, marginals_laplace, marginals_linf
 from dpaudit.mechanisms.marginals_buggy import marginals_exact
-from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 NAME = "fingerprinting"
 DELTA = 1e-5
@@ -54,6 +55,8 @@ DP_MECHANISMS = {"marginals_laplace": marginals_laplace, "marginals_gaussian": m
 
 def _noise_only(alpha: float, n: int, d: int) -> Mechanism:
     """Return column means + N(0, α²) per coordinate: accuracy α without a privacy proof (nominal claim ε = 1)."""
+    from dp_accounting import dp_event
+
     def noise(size: int, rng: np.random.Generator) -> np.ndarray:
         return rng.normal(0.0, alpha, (size, d))
 
@@ -130,6 +133,8 @@ def linf_errors(cfg: dict[str, Any], seed: int) -> list[dict[str, Any]]:
 
 
 def _figure(exact: list, sweep: list, dp: list, errors: list, cfg: dict[str, Any]) -> Figure:
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(15, 8.5), layout="constrained")
     (a, b, c), (e, f, g) = figure.subplots(2, 3)
     labels = ["known p" if r["score"] == "known" else f"r = {r['reference_rows']}" for r in exact]

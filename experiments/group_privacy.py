@@ -20,15 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from dp_accounting import dp_event
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.experiments.grid_laplace import grid_laplace
 from dpaudit.experiments.output import save
 from dpaudit.mechanisms.base import Claim, Mechanism
-from dpaudit.mechanisms.events import GroupDpEvent
 from dpaudit.mechanisms.neighbours import categories_in, records_in
 from dpaudit.mechanisms.randomized_response import randomized_response
-from matplotlib.figure import Figure
 
 NAME = "group-privacy"
 EPSILON = 0.5
@@ -38,6 +35,7 @@ KS_QUICK = (1, 2, 4)
 
 def _grid_laplace_sum(*, epsilon: float) -> Mechanism:
     """Return sum(data) + Laplace(1/ε) noise on a 2^−20 grid: ε-DP for records in {0, 1} (add/remove)."""
+    from dp_accounting import dp_event
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return float(np.sum(data)) + grid_laplace(1.0 / epsilon, size, rng)
@@ -50,6 +48,8 @@ def _grid_laplace_sum(*, epsilon: float) -> Mechanism:
 
 def group_pair(base: Mechanism, k: int) -> tuple[Mechanism, np.ndarray, np.ndarray]:
     """Return `base` opened to datasets k records apart (claim kε, `GroupDpEvent`) and such a pair: k zeros vs k ones."""
+    from dpaudit.mechanisms.events import GroupDpEvent
+
     neighbours = records_in(0, 1, max_changed=k) if base.name == "laplace" else categories_in(2, max_changed=k)
     d0 = np.zeros(k, dtype=int)
     mech = dataclasses.replace(
@@ -65,6 +65,8 @@ def group_pair(base: Mechanism, k: int) -> tuple[Mechanism, np.ndarray, np.ndarr
 
 def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
     """Audit k-apart pairs of Laplace and randomized response; write group-privacy.png/json; return the JSON content."""
+    from matplotlib.figure import Figure
+
     ks = KS_QUICK if quick else KS_FULL
     trials = 100_000 if quick else 2_000_000
     rows = []

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from dpaudit.attacks.games import OneRun
@@ -57,10 +57,9 @@ from dpaudit.audit.estimators.one_run.binomial import one_run_epsilon
 from dpaudit.experiments.output import save
 from dpaudit.mechanisms.canary_targets import canary_gaussian_sum
 from dpaudit.mechanisms.gaussian import analytic_sigma
-from matplotlib.figure import Figure
-from scipy.optimize import brentq
-from scipy.special import expit
-from scipy.stats import norm
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 NAME = "one-run"
 
@@ -92,6 +91,9 @@ def gaussian_expected_correct(mu: float, m: int, k_plus: int, k_minus: int) -> i
     Uses the population quantiles: the k+ highest lie above t with
     (m/2)(Φ̄(t−μ) + Φ̄(t)) = k+, of which (m/2)Φ̄(t−μ) are IN; likewise below.
     """
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
     def tail(t: float) -> float:
         return 0.5 * m * (norm.sf(t - mu) + norm.sf(t))
 
@@ -141,6 +143,8 @@ def _simulated_correct(kind: str, epsilon: float, m: int, *, runs: int,
     key below the bit. Column j counts IN among the k highest plus OUT among
     the k lowest, k = _best_of_k_counts(m)[j].
     """
+    from scipy.special import expit
+
     truth = rng.random((runs, m)) < 0.5
     if kind == "gaussian":
         scores = rng.standard_normal((runs, m)) + truth / analytic_sigma(epsilon, DELTA)
@@ -216,6 +220,8 @@ def _figure_of(data: dict[str, Any]) -> Figure:
     Solid lines with circles are sound (expected counts, paid); dashed lines
     with triangles, in the same colour, are the unpaid best-of-k means.
     """
+    from matplotlib.figure import Figure
+
     unpaid = data["best_of_k_unpaid"]
     figure = Figure(figsize=(11, 5.4), layout="constrained")
     figure.suptitle(f"dashed ▲: {UNPAID_LABEL} (mean of {unpaid['runs']} simulated runs)", fontsize=9)

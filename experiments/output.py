@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpaudit.audit.estimators.lower_bound import jsonable
-from matplotlib.figure import Figure
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def save(out_dir: Path, name: str, figure: Figure, data: dict[str, Any]) -> dict[str, Any]:

@@ -23,8 +23,6 @@ from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 from dpaudit.audit.theory.conversions import pure_to_rdp, pure_to_zcdp
 from dpaudit.experiments.output import save
 from dpaudit.mechanisms.randomized_response import randomized_response
-from matplotlib.figure import Figure
-from scipy.special import logsumexp
 
 NAME = "pure-to-renyi"
 EPSILONS = (0.5, 2.0)
@@ -34,6 +32,8 @@ BETA = 0.05
 
 def _bernoulli_renyi(p: float, q: float, alpha: np.ndarray) -> np.ndarray:
     """Return D_α(Bern(p) ‖ Bern(q)) = log(p^α q^{1−α} + (1−p)^α (1−q)^{1−α})/(α − 1), in log space."""
+    from scipy.special import logsumexp
+
     a = np.asarray(alpha, dtype=float)
     terms = np.stack([a * math.log(p) + (1 - a) * math.log(q), a * math.log1p(-p) + (1 - a) * math.log1p(-q)])
     return logsumexp(terms, axis=0) / (a - 1.0)
@@ -44,6 +44,8 @@ def _laplace_renyi(epsilon: float, alpha: np.ndarray) -> np.ndarray:
 
     Mironov, "Rényi Differential Privacy", CSF 2017, Prop. 6 (Table II).
     """
+    from scipy.special import logsumexp
+
     a = np.asarray(alpha, dtype=float)
     terms = np.stack([np.log(a / (2 * a - 1)) + (a - 1) * epsilon, np.log((a - 1) / (2 * a - 1)) - a * epsilon])
     return logsumexp(terms, axis=0) / (a - 1.0)
@@ -70,6 +72,8 @@ def _sampled_renyi(epsilon: float, n: int, rng: np.random.Generator) -> dict[str
 
 def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
     """Compute the curves for each ε; write pure-to-renyi.png/json; return the JSON content."""
+    from matplotlib.figure import Figure
+
     n = 100_000 if quick else 10_000_000
     rng = np.random.default_rng(seed)
     figure = Figure(figsize=(11.5, 4.8), layout="constrained")
