@@ -17,20 +17,35 @@ not a better attack.
   (and Laplace on its default pair): the likelihood ratio is monotone in the
   released value and the index is independent of it, so thresholds on the
   value are the Neyman–Pearson tests.
+
+Run: python benchmarks/best_achievable.py [--held-out N] [--epsilon E] [--confidence C]
+(imported by `discrete_selection.py` and `dpsniper_comparison.py`; run alone it prints the bounds
+of the mechanisms it knows, with DP-Sniper's parameters).
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 
 import numpy as np
 from dpaudit.attacks.pair_search import split_patterns, statdp_patterns
 from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
 from dpaudit.mechanisms.base import Mechanism
-from scipy.stats import laplace
+from dpaudit.mechanisms.registry import get_mechanism
+from rich.console import Console
+from rich.table import Table
 
 GRID_POINTS = 50_001
 TAIL_SCALES = 40.0
+# The mechanisms computed here, with DP-Sniper's parameters (as in dpsniper_comparison.py).
+CASES = (
+    ("laplace", {}),
+    ("noisy_max_with_value", {"num_queries": 5}),
+    ("sparse_vector", {"threshold": 0.5}),
+    ("sparse_vector_dwork_roth", {}),
+    ("sparse_vector_lee_clifton", {}),
+)
 SVT_SCALES = {  # (threshold-noise scale, query-noise scale) in units of 1/ε at c = 1
     "sparse_vector": (2.0, 4.0),
     "sparse_vector_dwork_roth": (2.0, 4.0),
@@ -45,6 +60,8 @@ def svt_first_above_law(answers: np.ndarray, *, threshold: float, rho_scale: flo
     ±TAIL_SCALES scales (trapezoid rule); query noise ν_i ~ Lap(nu_scale),
     ⊤ when q_i + ν_i ≥ T + ρ (Lyu et al. Alg 1).
     """
+    from scipy.stats import laplace
+
     rho = np.linspace(-TAIL_SCALES * rho_scale, TAIL_SCALES * rho_scale, GRID_POINTS)
     below = laplace.cdf(threshold + rho[:, None] - np.asarray(answers, dtype=float)[None, :], scale=nu_scale)
     before = np.cumprod(np.hstack([np.ones((len(rho), 1)), below]), axis=1)
@@ -95,6 +112,8 @@ def best_achievable(mech: Mechanism, *, n: int, beta: float) -> tuple[float, flo
     released value is the whole evidence, and both entries are the
     default pair's.
     """
+    from scipy.stats import laplace
+
     if mech.name in SVT_SCALES and mech.params.get("cutoff") == 1:
         m = mech.params["num_queries"]
         candidates = [pair for _, pair in statdp_patterns(m) + split_patterns(m)]
@@ -116,3 +135,24 @@ def best_achievable(mech: Mechanism, *, n: int, beta: float) -> tuple[float, flo
                                       lambda t: laplace.cdf(t - s1, scale=scale), scale, n=n, beta=beta)
         return bound, bound
     return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--held-out", type=int, default=5_000_000, help="held-out samples per dataset (default 5,000,000)")
+    parser.add_argument("--epsilon", type=float, default=0.1, help="claimed ε of every mechanism (default 0.1)")
+    parser.add_argument("--confidence", type=float, default=0.9, help="confidence of the bound (default 0.9, DP-Sniper's)")
+    args = parser.parse_args()
+    table = Table(title=f"Best expected certified ε of a fixed test, n = {args.held_out:,} held-out samples, "
+                        f"confidence {args.confidence:g}")
+    for column in ("mechanism", "default pair", "best pattern"):
+        table.add_column(column, justify="left" if column == "mechanism" else "right")
+    for name, params in CASES:
+        bounds = best_achievable(get_mechanism(name, epsilon=args.epsilon, **params), n=args.held_out,
+                                 beta=1.0 - args.confidence)
+        table.add_row(name, *(f"{b:.3f}" for b in bounds))
+    Console(width=100).print(table)
+
+
+if __name__ == "__main__":
+    main()

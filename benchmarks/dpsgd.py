@@ -32,7 +32,6 @@ from dpaudit.mechanisms.dpsgd.opacus_target import OpacusTrainer
 from dpaudit.mechanisms.dpsgd.trainer import DPSGDTrainer, Insertions
 from rich.console import Console
 from rich.table import Table
-from scipy.optimize import brentq
 
 RATE, DELTA, TIMED_RUNS = 256 / 1797, 1e-5, 10
 RUN_COUNTS = (200, 500, 1000)
@@ -78,6 +77,8 @@ def speeds() -> list[tuple[str, float]]:
 
 def full_batch_sigma(epsilon: float, steps: int = 10) -> float:
     """Return σ giving ε at δ for `steps` full-batch steps."""
+    from scipy.optimize import brentq
+
     return brentq(lambda s: pld_epsilon(poisson_event(s, 1.0, steps), DELTA) - epsilon, 0.1, 100.0, xtol=1e-4)
 
 
@@ -113,12 +114,12 @@ def one_run_ratios(seed: int) -> list[tuple[str, str, int, float]]:
 
 
 def main() -> None:
-    import torch
-
-    torch.set_num_threads(1)  # as the audit's own runs do: one thread a run, parallel runs on workers
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=1, help="seeds to average the ratios over (default 1)")
     seeds = range(parser.parse_args().seeds)
+    import torch
+
+    torch.set_num_threads(1)  # as the audit's own runs do: one thread a run, parallel runs on workers
     console = Console(width=120)
     speed = Table(title=f"Training runs per minute (digits, q = 256/1797, 100 steps, mean of {TIMED_RUNS} after a warm-up, one thread)")
     speed.add_column("trainer")

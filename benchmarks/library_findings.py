@@ -19,15 +19,13 @@ Run: python benchmarks/library_findings.py [DRAWS]   (DRAWS per setting, default
 
 from __future__ import annotations
 
+import argparse
 import math
-import sys
 
 import numpy as np
 from dpaudit.mechanisms.registry import get_mechanism
-from pydp.algorithms import numerical_mechanisms, partition_selection
 from rich.console import Console
 from rich.table import Table
-from statsmodels.stats.proportion import proportion_confint
 
 
 def grid_exponent(values: np.ndarray) -> int:
@@ -46,6 +44,8 @@ def odd_multiples_near_zero(values: np.ndarray) -> int:
 
 
 def grids(draws: int) -> Table:
+    from pydp.algorithms import numerical_mechanisms
+
     table = Table(title=f"python-dp 1.1.5: released doubles ({draws:,} draws each)")
     for column in ("mechanism", "f(D)", "every output a multiple of", "outputs in (−½, ½)", "odd multiples of 2⁻⁵⁴"):
         table.add_column(column, justify="left" if column == "mechanism" else "right")
@@ -61,6 +61,8 @@ def grids(draws: int) -> Table:
 
 
 def grid_formulas(draws: int) -> Table:
+    from pydp.algorithms import numerical_mechanisms
+
     table = Table(title=f"python-dp 1.1.5: grid exponent at f(D) = 0 ({draws:,} draws each)")
     for column in ("mechanism", "ε", "scale", "measured", "formula"):
         table.add_column(column, justify="left" if column == "mechanism" else "right")
@@ -75,6 +77,9 @@ def grid_formulas(draws: int) -> Table:
 
 
 def keep_rates(draws: int) -> Table:
+    from pydp.algorithms import partition_selection
+    from statsmodels.stats.proportion import proportion_confint
+
     table = Table(title=f"PipelineDP 0.3.1 select_partitions, ε = 1, δ = 1e-3 ({draws:,} engine runs each)")
     for column in ("users", "kept", "rate", "95% interval", "probability_of_keep", "bound from (ε, δ)"):
         table.add_column(column, justify="right")
@@ -90,12 +95,17 @@ def keep_rates(draws: int) -> Table:
 
 
 def dropped_partition() -> str:
+    from pydp.algorithms import partition_selection
+
     strategy = partition_selection.create_partition_strategy("truncated_geometric", 1.0 / 3, 1e-6, 1)
     return (f"aggregate with COUNT, SUM and private partitions at ε = 1, δ = 1e-6: selection gets ε/3; "
             f"P(keep a 10-user partition) = probability_of_keep(10) = {strategy.probability_of_keep(10):.2e}")
 
 
-def main(draws: int = 200_000) -> None:
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("draws", nargs="?", type=int, default=200_000, help="draws per setting (default 200,000)")
+    draws = parser.parse_args().draws
     console = Console(width=130)
     console.print(grids(draws))
     console.print(grid_formulas(draws // 4))
@@ -104,4 +114,4 @@ def main(draws: int = 200_000) -> None:
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:2]))
+    main()

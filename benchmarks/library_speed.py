@@ -10,7 +10,7 @@ Run: python benchmarks/library_speed.py [DRAWS]
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
 import numpy as np
@@ -35,7 +35,10 @@ def micros_per_draw(name: str, draws: int) -> float:
     return best / draws * 1e6
 
 
-def main(draws: int = 20_000) -> None:
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("draws", nargs="?", type=int, default=20_000, help="draws per mechanism (default 20,000)")
+    draws = parser.parse_args().draws
     table = Table(title=f"library adapters: µs per draw ({draws:,} draws, least of {REPEATS})")
     for column in ("mechanism", "µs per draw", "suite trials (quick)"):
         table.add_column(column, justify="left" if column == "mechanism" else "right")
@@ -46,4 +49,4 @@ def main(draws: int = 20_000) -> None:
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:2]))
+    main()

@@ -10,6 +10,7 @@ Run: python benchmarks/memory.py
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -41,6 +42,7 @@ def measure(trials: int) -> dict:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     table = Table(title="Peak memory of an inline Laplace audit (one process per row)")
     for column in ("trials per dataset", "audit (s)", "certified ε", "peak RSS (MiB)", "all outputs as float64 (MiB)"):
         table.add_column(column, justify="right")

@@ -32,7 +32,6 @@ from rich.console import Console
 from rich.table import Table
 from score_estimators import BETA, DELTA, peer_one_run
 from sparse_leaks import game, normal
-from statsmodels.stats.proportion import proportion_confint
 
 ESTIMATORS: dict[str, Callable[[Observations, int], float]] = {
     "1-run f-DP": lambda o, s: one_run_fdp_lower_bound(o, delta=DELTA, rng=s).epsilon,
@@ -62,6 +61,8 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1_000], help="m: 2m canaries per game")
     parser.add_argument("--games", type=int, default=10_000, help="null games per size")
     args = parser.parse_args()
+    from statsmodels.stats.proportion import proportion_confint
+
     table = Table(title=f"Null games certifying ε > 0 at {1 - BETA:.0%} confidence, δ = {DELTA:g}")
     for column in ["estimator", "m", "games", "ε > 0", "rate", "95% interval", ""]:
         table.add_column(column, justify="right")

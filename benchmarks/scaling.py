@@ -14,6 +14,7 @@ Run: python benchmarks/scaling.py
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import time
@@ -38,6 +39,7 @@ def timed(fn) -> tuple[float, object]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     load_before = os.getloadavg()[0]
     mech = get_mechanism("laplace", epsilon=1.0)
     audit_mechanism(mech, trials=10_000, seed=SEED)

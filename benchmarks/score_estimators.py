@@ -42,8 +42,6 @@ from dpaudit.audit.estimators.one_run.fdp import gdp_excess, one_run_fdp_lower_b
 from dpaudit.audit.estimators.one_run.joint import joint_draws
 from dpaudit.audit.estimators.one_run.rules import check_rules
 from dpaudit.audit.estimators.thresholds import Bonferroni, SimultaneousBands, Split, threshold_lower_bound
-from scipy.optimize import brentq
-from scipy.stats import binom, cauchy, laplace, norm, t
 
 DELTA = 1e-5
 BETA = 0.05
@@ -65,6 +63,8 @@ class Law:
 
 
 def gaussian(mu: float) -> Law:
+    from scipy.stats import norm
+
     return Law(f"N(μ={mu:g})", lambda r, n: r.normal(size=n), lambda r, n: r.normal(mu, 1.0, n),
                norm.sf, lambda x: norm.cdf(x - mu), np.linspace(-6, mu + 6, 6001),
                gdp_epsilon(mu, DELTA) if mu > 0 else 0.0, gaussian=True)
@@ -72,12 +72,16 @@ def gaussian(mu: float) -> Law:
 
 def laplace_law() -> Law:
     # Laplace(1) noise on 0 and 1: ε-DP with ε = 1, δ(ε') = 1 − e^{(ε'−1)/2}.
+    from scipy.stats import laplace
+
     return Law("Laplace(ε=1)", lambda r, n: r.laplace(size=n), lambda r, n: r.laplace(1.0, 1.0, n),
                laplace.sf, lambda x: laplace.cdf(x - 1.0), np.linspace(-8, 9, 6001),
                1.0 + 2.0 * np.log1p(-DELTA))
 
 
 def integer_law() -> Law:
+    from scipy.stats import binom
+
     p0, p1 = binom.pmf(np.arange(11), 10, 0.35), binom.pmf(np.arange(11), 10, 0.65)
     return Law("Binomial ties", lambda r, n: r.binomial(10, 0.35, n).astype(float),
                lambda r, n: r.binomial(10, 0.65, n).astype(float),
@@ -86,6 +90,8 @@ def integer_law() -> Law:
 
 
 def student_law() -> Law:
+    from scipy.stats import t
+
     grid = np.linspace(-400.0, 400.0, 1_600_001)
     dx = grid[1] - grid[0]
     return Law("Student t₂", lambda r, n: r.standard_t(2, n), lambda r, n: r.standard_t(2, n) + 1.0,
@@ -95,6 +101,8 @@ def student_law() -> Law:
 
 def cauchy_law() -> Law:
     """Standard Cauchy scores, IN shifted by 2: a bounded privacy loss (at most 2·asinh(1) ≈ 1.76) spread over the bulk."""
+    from scipy.stats import cauchy
+
     grid = np.linspace(-20_000.0, 20_000.0, 4_000_001)
     dx = grid[1] - grid[0]
     return Law("Cauchy +2", lambda r, n: r.standard_cauchy(n), lambda r, n: r.standard_cauchy(n) + 2.0,
@@ -104,6 +112,8 @@ def cauchy_law() -> Law:
 
 def leak_law() -> Law:
     """IN: 99% N(0, 1), 1% N(6, 1): a leak confined to the top 1% of IN scores."""
+    from scipy.stats import norm
+
     grid = np.linspace(-12.0, 20.0, 640_001)
     dx = grid[1] - grid[0]
     p1 = (0.99 * norm.pdf(grid) + 0.01 * norm.pdf(grid - 6.0)) * dx
@@ -118,6 +128,8 @@ def leak_law() -> Law:
 
 def numeric_epsilon(p0: np.ndarray, p1: np.ndarray) -> float:
     """Return the smallest ε with max over both directions of Σ max(0, p_a − e^ε p_b) ≤ δ (hockey-stick divergence)."""
+    from scipy.optimize import brentq
+
     def excess(eps: float) -> float:
         return max(np.sum(np.maximum(p1 - np.exp(eps) * p0, 0.0)),
                    np.sum(np.maximum(p0 - np.exp(eps) * p1, 0.0))) - DELTA
@@ -189,6 +201,8 @@ def peer_one_run(obs: Observations, seed: int, fdp: bool = False) -> float:
 
 
 def peer_gdp(obs: Observations, seed: int) -> float:
+    from scipy.stats import norm
+
     fn, fp = _hull(obs)
     each = BETA / (2 * fn.size)
     fpr, fnr = rate_upper_bound(fp, obs.n_out, each), rate_upper_bound(fn, obs.n_in, each)
@@ -287,6 +301,8 @@ def soundness(seeds: int, m: int) -> None:
     Tight scores: Laplace(1) noise plus the truth (ε = 1 exactly); for the GDP
     columns Gaussian noise plus the truth (μ = 1, ε of 1-GDP at δ).
     """
+    from scipy.stats import binom
+
     allowed = int(binom.isf(1e-4, seeds, BETA))
     print(f"\nSoundness over {seeds} seeds, 2·{m:,} canaries (each IN w.p. 1/2), 95% confidence: "
           f"a sound estimator exceeds {allowed} with probability ≤ 1e-4.")

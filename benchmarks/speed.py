@@ -10,6 +10,7 @@ Run: python benchmarks/speed.py
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
@@ -22,7 +23,6 @@ from dpaudit.audit.execution.runner import CountRejections, chunk_sizes, draw, p
 from dpaudit.mechanisms.registry import get_mechanism
 from rich.console import Console
 from rich.table import Table
-from scipy import stats
 
 TRIALS = 1_000_000
 SEED = 0
@@ -45,6 +45,8 @@ def best_one_threshold_bound(n: int, epsilon: float = 1.0) -> float:
 
     Laplace(0, 1/ε) on D0 against Laplace(1, 1/ε) on D1, n samples each.
     """
+    from scipy import stats
+
     t = np.linspace(-2.0, 12.0, 20_001)
     fpr = stats.laplace.sf(t, loc=0.0, scale=1.0 / epsilon)
     fnr = stats.laplace.cdf(t, loc=1.0, scale=1.0 / epsilon)
@@ -86,6 +88,7 @@ def phases(mech, trials: int, seed: int) -> tuple[dict[str, float], float]:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     mech = get_mechanism("laplace", epsilon=1.0)
     audit_mechanism(mech, trials=10_000, seed=SEED)  # imports and first calls, not timed
     rng = np.random.default_rng(SEED)

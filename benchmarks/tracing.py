@@ -10,6 +10,7 @@ Run: python benchmarks/tracing.py
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -43,6 +44,7 @@ def measure(name: str, score: str) -> dict:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
     table = Table(title=f"One-run tracing audit, n = {ROWS:,} rows, d = {DIM:,} columns, m = n slots (one process per row)")
     for column in ("mechanism", "score", "audit (s)", "certified ε", "TPR at 1% FPR", "peak RSS (MiB)"):
         table.add_column(column, justify="right")
