@@ -20,7 +20,7 @@ with `data` a numpy array (a dict of arrays for columns) when numpy is
 here, else lists. The reply is {"outputs":[...]} (or {"error":"..."} when
 the function raises), or, when it returns a numpy array of numbers (and
 --json is not given), the protocol's binary form: a line {"npy":LENGTH}
-and the array as LENGTH bytes of .npy, about 50 times faster than
+and the array as LENGTH bytes of .npy, about 25 times faster than
 writing and reading the numbers as text. What the function prints goes to standard error,
 so that standard output carries replies only. The protocol itself is
 documented in dpaudit.mechanisms.external.
