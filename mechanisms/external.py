@@ -31,9 +31,9 @@ standard output, both compact UTF-8 JSON on one line:
   format: the line {"npy":LENGTH} followed by LENGTH bytes of one .npy
   file holding the N outputs along its first axis (numbers; no pickles).
   The Python worker uses it for arrays of numbers: text costs about
-  1.5 µs an output to write and read, .npy about 0.06 µs
-  (benchmarks/external.py; an audit of the same Laplace mechanism took
-  10 times as long as in process with JSON replies, 1.3 times with .npy).
+  1.5 µs an output to write and read, .npy about 0.05 µs
+  (benchmarks/external.py: an audit of one Laplace mechanism took about
+  9 times as long as in process with JSON replies, 1.2 times with .npy).
 - Read one line at a time and flush standard output after each reply
   (awk: `fflush()`; C: `fflush(stdout)`; Python: `flush=True`): a pipe is
   block-buffered both ways, and a program that waits for a full block of
@@ -56,11 +56,10 @@ string nor a list of numbers, or with outputs whose shape changes on the
 same data, is killed with its process group and reaped (no zombie), and
 the draw raises `MechanismError` in one sentence naming the mechanism and
 the command, with the tail of its standard error; a bad reply never
-becomes an output. (A second reply to one request is found with the
-first, or before the next request is sent, once it has arrived.) The
-next draw starts a new process. A command that
-cannot be found or run is bad input (`InvalidParameterError`), found
-when the mechanism is built.
+becomes an output (a second reply to one request is found with the
+first, or before the next request is sent, once it has arrived). The
+next draw starts a new process. A command that cannot be found or run is
+bad input (`InvalidParameterError`), found when the mechanism is built.
 
 Python in another environment (`external_python`) uses the same protocol:
 that interpreter runs `external_worker.py`, a standalone script of this
