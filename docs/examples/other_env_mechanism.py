@@ -13,6 +13,8 @@ other_env_mechanism:laplace_sum --epsilon 1` in this folder.
 
 import numpy as np
 
+__all__ = ["laplace_sum"]
+
 EPSILON = 1.0
 
 

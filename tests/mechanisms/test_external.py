@@ -74,6 +74,8 @@ FAKE = textwrap.dedent(
         served += 1
         if mode == "exit-between":
             sys.exit(0)
+    if mode == "linger":  # ignores the end of its input: only a kill stops it
+        time.sleep(1000)
     """
 )
 
@@ -275,6 +277,19 @@ def test_the_process_lives_across_batches_and_stops_on_close_and_on_garbage_coll
     del mech
     gc.collect()
     assert_reaped(pid)
+
+
+def test_a_process_that_ignores_the_end_of_its_input_is_killed_when_python_exits(tmp_path):
+    script, pidfile = tmp_path / "fake.py", tmp_path / "linger.pid"
+    script.write_text(FAKE)
+    user = (
+        "import numpy as np, sys\n"
+        "from dpaudit.mechanisms.external import external\n"
+        f"mech = external([sys.executable, {str(script)!r}, 'linger', {str(pidfile)!r}], epsilon=1.0)\n"
+        "mech.sample(np.zeros(3), 4, np.random.default_rng(0))\n"  # exits without closing it
+    )
+    subprocess.run([sys.executable, "-c", user], check=True, timeout=60)
+    assert group_ends(pid_of(pidfile))
 
 
 # ---- bad input
