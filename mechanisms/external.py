@@ -32,8 +32,8 @@ standard output, both compact UTF-8 JSON on one line:
   file holding the N outputs along its first axis (numbers; no pickles).
   The Python worker uses it for arrays of numbers: text costs about
   1.5 µs an output to write and read, .npy about 0.05 µs
-  (benchmarks/external.py: an audit of one Laplace mechanism took about
-  9 times as long as in process with JSON replies, 1.2 times with .npy).
+  (benchmarks/external.py: an audit of one Laplace mechanism took 7 to
+  9 times as long as in process with JSON replies, 1.0 to 1.2 times with .npy).
 - Read one line at a time and flush standard output after each reply
   (awk: `fflush()`; C: `fflush(stdout)`; Python: `flush=True`): a pipe is
   block-buffered both ways, and a program that waits for a full block of
