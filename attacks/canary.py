@@ -30,6 +30,8 @@ from dpaudit.mechanisms.validation import check_int, check_real
 if TYPE_CHECKING:
     from dpaudit.attacks.canary_scores import CanaryScorer
 
+__all__ = ["CanarySet", "category_canaries", "fresh_canary_game", "membership_game", "pair_canary", "sparse_canaries", "vector_canaries"]
+
 VECTOR, CATEGORY, RECORD = "vector", "category", "record"
 FIRST_CHUNK = 100
 CHUNK_ELEMENTS = 1_000_000

@@ -19,6 +19,8 @@ import numpy as np
 from dpaudit.attacks.canary import CATEGORY, CanarySet
 from dpaudit.mechanisms.errors import InvalidParameterError
 
+__all__ = ["CanaryScorer", "InnerProduct", "OutputStatistic", "scorer_by_name"]
+
 STATISTICS = ("sum", "norm", "max")
 
 

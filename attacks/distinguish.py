@@ -24,6 +24,20 @@ from dpaudit.attacks.output_scorers import (
     Scorer,
 )
 
+__all__ = [
+    "FEW_CATEGORIES",
+    "MAX_CATEGORIES",
+    "Choice",
+    "DistinguishingTest",
+    "Objective",
+    "best_threshold",
+    "candidate_scorers",
+    "distinct_outputs",
+    "few_category_scorers",
+    "is_discrete",
+    "select_test",
+]
+
 Objective = Callable[[np.ndarray, int, np.ndarray, int], np.ndarray]
 MAX_CATEGORIES = 4096
 MAX_COORDINATES = 16

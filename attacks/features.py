@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["as_matrix", "common_dtype", "is_categorical", "row_keys"]
+
 
 def is_categorical(outputs: np.ndarray) -> bool:
     """Return True when outputs are not numbers (strings, objects, booleans)."""

@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["HeldOutCounts"]
+
 
 @dataclasses.dataclass(frozen=True)
 class HeldOutCounts:

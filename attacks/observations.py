@@ -19,6 +19,8 @@ import numpy as np
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_real
 
+__all__ = ["Observations"]
+
 _FORMAT = "dpaudit-observations"
 
 

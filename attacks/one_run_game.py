@@ -19,6 +19,8 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.errors import InvalidParameterError
 
+__all__ = ["one_run_game"]
+
 
 def one_run_game(
     mech: Mechanism, canaries: CanarySet, *, scorer: CanaryScorer, rng: np.random.Generator

@@ -15,6 +15,8 @@ import dataclasses
 
 import numpy as np
 
+__all__ = ["OutputHistogram", "cell_counts", "grid_from"]
+
 GRID_SIZE = 4096
 """Grid values at most: the pooled distinct outputs when fewer, else quantiles dense in both tails."""
 

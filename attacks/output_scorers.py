@@ -13,6 +13,8 @@ from typing import Protocol
 import numpy as np
 from dpaudit.attacks.features import as_matrix, common_dtype, row_keys
 
+__all__ = ["CategoryLogRatio", "Coordinate", "Logistic", "LowBitsLogRatio", "NaiveBayes", "Scorer", "quadratic_features"]
+
 MANTISSA_BITS = 52
 MAX_QUADRATIC_DIM = 24
 

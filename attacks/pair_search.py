@@ -28,6 +28,8 @@ from dpaudit.attacks.distinguish import Objective, select_test
 from dpaudit.mechanisms.base import Mechanism, not_neighbours
 from dpaudit.mechanisms.errors import InvalidParameterError
 
+__all__ = ["InputSpace", "Pair", "search_pair", "split_patterns", "statdp_patterns"]
+
 SEARCH_KEY = 0x5EA4C4
 Pair = tuple[np.ndarray, np.ndarray]
 

@@ -27,6 +27,8 @@ from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_box
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.neighbours import categories_in
 
+__all__ = ["NAME", "run"]
+
 NAME = "amplification-sampling"
 EPSILON = 1.0
 QS_FULL = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
@@ -61,7 +63,7 @@ def _subsampled_rr(*, epsilon: float, q: float) -> Mechanism:
     )
 
 
-def oracle_certified(mech: Mechanism, trials: int, rng: np.random.Generator) -> float:
+def _oracle_certified(mech: Mechanism, trials: int, rng: np.random.Generator) -> float:
     """Return the certified ε (95%) of the fixed test S = {output = 1} on `trials` outputs per dataset."""
     out0, out1 = mech.sample(PAIR[0], trials, rng), mech.sample(PAIR[1], trials, rng)
     return certified_epsilon(threshold_boxes(out0, out1, [1.0], beta=0.05), 0.0)
@@ -81,7 +83,7 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
         rows.append({
             "q": q,
             "certified": result.lower_bound.epsilon,
-            "certified_oracle": oracle_certified(mech, trials, rng),
+            "certified_oracle": _oracle_certified(mech, trials, rng),
             "tight": poisson_subsampled(epsilon=EPSILON, q=q)[0],
             "smith": smith_subsampled(epsilon=EPSILON, q=q),
             "upper_bound": result.upper_bound.to_dict(),

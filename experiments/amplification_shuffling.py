@@ -27,6 +27,8 @@ from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.neighbours import categories_in
 from dpaudit.mechanisms.randomized_response import keep_probability
 
+__all__ = ["K", "NAME", "run", "shuffled_rr"]
+
 NAME = "amplification-shuffling"
 EPSILON0 = 1.0
 K = 3

@@ -29,6 +29,8 @@ from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_box
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.neighbours import records_in
 
+__all__ = ["NAME", "run"]
+
 NAME = "composition-laplace"
 EPSILON0 = 0.25
 DELTA = 1e-3
@@ -67,7 +69,7 @@ def _clipped_sum(outputs: np.ndarray) -> np.ndarray:
     return np.clip(outputs, 0.0, 1.0).sum(axis=1)
 
 
-def oracle_certified(mech: Mechanism, k: int, trials: int, rng: np.random.Generator) -> dict[str, float]:
+def _oracle_certified(mech: Mechanism, k: int, trials: int, rng: np.random.Generator) -> dict[str, float]:
     """Return the certified ε (95%) at δ = 0 and δ = DELTA over fixed thresholds of `_clipped_sum`."""
     out0, out1 = mech.sample(PAIR[0], trials, rng), mech.sample(PAIR[1], trials, rng)
     cuts = np.linspace(0.0, k, N_THRESHOLDS + 1)[1:]
@@ -94,7 +96,7 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
             "pld": pld.epsilon,
             "certified_delta0": pure.lower_bound.epsilon,
             "certified_delta": approx.lower_bound.epsilon,
-            "oracle": oracle_certified(mech, k, trials, rng),
+            "oracle": _oracle_certified(mech, k, trials, rng),
             "worst_case_probability_d0": (math.exp(-EPSILON0) / 2.0) ** k,
             "worst_case_probability_d1": 0.5**k,
             "audit_delta0": pure.to_dict(),

@@ -29,6 +29,8 @@ from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.geometric import discrete_laplace
 from dpaudit.mechanisms.neighbours import categories_in
 
+__all__ = ["NAME", "run", "thresholds"]
+
 NAME = "composition-region"
 EPSILON = 0.4
 KS = (1, 2, 3, 4, 5)

@@ -28,6 +28,8 @@ from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+__all__ = ["DELTA", "NAME", "RATE", "audits", "calibrate", "run"]
+
 NAME = "dpsgd"
 DELTA = 1e-5
 RATE = 256 / 1797

@@ -39,6 +39,8 @@ from dpaudit.mechanisms.marginals_buggy import marginals_exact
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+__all__ = ["NAME", "accuracy_sweep", "dp_mechanisms", "exact_release", "linf_errors", "run"]
+
 NAME = "fingerprinting"
 DELTA = 1e-5
 SWEEP_SCORES = 2000

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["grid_laplace"]
+
 GRID_STEP = 2.0**-20
 
 

@@ -27,6 +27,8 @@ from dpaudit.mechanisms.base import Claim, Mechanism
 from dpaudit.mechanisms.neighbours import categories_in, records_in
 from dpaudit.mechanisms.randomized_response import randomized_response
 
+__all__ = ["NAME", "run"]
+
 NAME = "group-privacy"
 EPSILON = 0.5
 KS_FULL = (1, 2, 4, 6, 8, 10, 12)
@@ -46,7 +48,7 @@ def _grid_laplace_sum(*, epsilon: float) -> Mechanism:
     )
 
 
-def group_pair(base: Mechanism, k: int) -> tuple[Mechanism, np.ndarray, np.ndarray]:
+def _group_pair(base: Mechanism, k: int) -> tuple[Mechanism, np.ndarray, np.ndarray]:
     """Return `base` opened to datasets k records apart (claim kε, `GroupDpEvent`) and such a pair: k zeros vs k ones."""
     from dpaudit.mechanisms.events import GroupDpEvent
 
@@ -73,7 +75,7 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
     for k in ks:
         row: dict[str, Any] = {"k": k, "group_bound": k * EPSILON}
         for key, base in (("laplace", _grid_laplace_sum(epsilon=EPSILON)), ("randomized_response", randomized_response(epsilon=EPSILON))):
-            mech, d0, d1 = group_pair(base, k)
+            mech, d0, d1 = _group_pair(base, k)
             result = audit_mechanism(mech, d0, d1, trials=trials, seed=seed)
             row[key] = {"certified": result.lower_bound.epsilon, "upper_bound": result.upper_bound.to_dict(),
                         "audit": result.to_dict()}

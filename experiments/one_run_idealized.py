@@ -61,6 +61,20 @@ from dpaudit.mechanisms.gaussian import analytic_sigma
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+__all__ = [
+    "CONFIDENCE",
+    "EPSILONS",
+    "NAME",
+    "QUICK_SIMULATION_RUNS",
+    "REFERENCE_M1000",
+    "UNPAID_LABEL",
+    "best_of_k_runs",
+    "gaussian_expected_correct",
+    "guess_counts",
+    "idealized_epsilon",
+    "run",
+]
+
 NAME = "one-run"
 
 EPSILONS = (1.0, 2.0, 4.0, 8.0)

@@ -11,6 +11,8 @@ from dpaudit.audit.estimators.lower_bound import jsonable
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+__all__ = ["save"]
+
 
 def save(out_dir: Path, name: str, figure: Figure, data: dict[str, Any]) -> dict[str, Any]:
     """Write `figure` to out_dir/NAME.png and `data` to out_dir/NAME.json; return the JSON's content."""

@@ -24,6 +24,8 @@ from dpaudit.audit.theory.conversions import pure_to_rdp, pure_to_zcdp
 from dpaudit.experiments.output import save
 from dpaudit.mechanisms.randomized_response import randomized_response
 
+__all__ = ["NAME", "run"]
+
 NAME = "pure-to-renyi"
 EPSILONS = (0.5, 2.0)
 ALPHAS = np.geomspace(1.05, 100.0, 40)

@@ -15,6 +15,8 @@ import numpy as np
 from dpaudit.audit.estimators.clopper_pearson import epsilon_from_rates
 from dpaudit.audit.results.plots import RateBox, rate_box
 
+__all__ = ["certified_epsilon", "threshold_boxes"]
+
 
 def threshold_boxes(scores0: np.ndarray, scores1: np.ndarray, thresholds: Sequence[float], *, beta: float) -> list[RateBox]:
     """Return one `RateBox` per threshold t for S_t = {score ≥ t}: FPR on `scores0`, FNR on `scores1`.

@@ -22,6 +22,8 @@ from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
 if TYPE_CHECKING:
     from dp_accounting import dp_event
 
+__all__ = ["Claim", "Mechanism", "Relation", "Sampler", "check_pair", "fresh_copy", "not_neighbours"]
+
 Sampler = Callable[[Any, int, np.random.Generator], Any]
 
 

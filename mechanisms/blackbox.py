@@ -9,6 +9,8 @@ import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation, fresh_copy
 from dpaudit.mechanisms.neighbours import NeighbourCheck
 
+__all__ = ["blackbox"]
+
 FAILED = object()
 
 

@@ -29,6 +29,16 @@ from dpaudit.mechanisms.gaussian import analytic_sigma
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
 
+__all__ = [
+    "canary_gaussian_sum",
+    "canary_histogram",
+    "canary_laplace_sum",
+    "canary_laplace_sum_l2_clip",
+    "canary_mean",
+    "canary_mean_noise_divided_twice",
+    "clip_rows",
+]
+
 NULL_CATEGORY = -1
 PAIR_RECORDS, PAIR_DIM = 10, 8
 NeighbourCheck = Callable[[np.ndarray, np.ndarray], Optional[str]]

@@ -4,6 +4,8 @@ They subclass `ValueError`, as Opacus and scikit-learn do, so callers that
 already catch `ValueError` keep working; the CLI prints the sentence and exits 2.
 """
 
+__all__ = ["DPAuditError", "InvalidParameterError", "MechanismError", "UnknownMechanismError"]
+
 
 class DPAuditError(ValueError):
     """Base class: a user-facing error whose message is one clear sentence."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 import attr
 from dp_accounting import dp_event
 
+__all__ = ["EpsilonDeltaDpEvent", "GroupDpEvent", "ShuffledDpEvent"]
+
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
 class EpsilonDeltaDpEvent(dp_event.DpEvent):

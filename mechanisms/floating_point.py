@@ -17,6 +17,8 @@ from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_real
 
+__all__ = ["as_bits", "from_bits", "full_precision_uniform", "naive_float_laplace", "snapping"]
+
 MANTISSA = 2.0**52
 
 

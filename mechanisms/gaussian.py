@@ -19,6 +19,8 @@ from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_real
 
+__all__ = ["analytic_sigma", "classical_sigma", "gaussian", "gaussian_classical_large_eps", "gaussian_delta", "gdp_log_delta"]
+
 
 def gdp_log_delta(mu: float, epsilon: float) -> float:
     """Return log δ(ε) of μ-GDP, δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2); μ > 0.
@@ -49,7 +51,6 @@ def analytic_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> fl
     for every ε > 0, unlike `classical_sigma`.
     """
     from scipy.optimize import brentq
-
 
     def excess(sigma: float) -> float:
         return gaussian_delta(epsilon, sigma, sensitivity) - delta

@@ -11,6 +11,8 @@ from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
 
+__all__ = ["discrete_laplace", "geometric"]
+
 
 def discrete_laplace(a: float, size: int, rng: np.random.Generator) -> np.ndarray:
     """Return `size` draws with P(z) ∝ exp(−a|z|) on the integers (difference of two geometrics)."""

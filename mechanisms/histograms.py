@@ -20,6 +20,8 @@ from dpaudit.mechanisms.neighbours import answers_within, categories_in
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
 
+__all__ = ["histogram_wrong_sensitivity", "laplace_histogram", "noisy_hist", "noisy_hist_scale_epsilon"]
+
 
 def _histogram_mechanism(name: str, eps: float, bins: int, scale: float, buggy: bool) -> Mechanism:
     from dp_accounting import dp_event

@@ -8,6 +8,8 @@ from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_real
 
+__all__ = ["laplace", "sum_pair"]
+
 
 def sum_pair(sensitivity: float, n: int = 10) -> tuple[np.ndarray, np.ndarray]:
     """Return the worst-case pair for a sum of records in [0, Δ]: one record 0 versus Δ."""

@@ -22,6 +22,17 @@ from dpaudit.mechanisms.validation import check_int, check_real
 if TYPE_CHECKING:
     from dp_accounting import dp_event
 
+__all__ = [
+    "check_marginals",
+    "gaussian_marginals_event",
+    "laplace_marginals_event",
+    "linf_ball_noise",
+    "marginal_release",
+    "marginals_gaussian",
+    "marginals_laplace",
+    "marginals_linf",
+]
+
 
 def _sign_rows(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
     """Return None when d0, d1 are n×d matrices of ±1 differing in at most one row, else why not."""

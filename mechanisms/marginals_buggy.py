@@ -23,6 +23,8 @@ from dpaudit.mechanisms.marginals import (
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
 
+__all__ = ["marginals_exact", "marginals_gaussian_linf", "marginals_laplace_per_coordinate", "marginals_stale_rows"]
+
 
 @register("marginals_gaussian_linf")
 def marginals_gaussian_linf(*, epsilon: float = 1.0, delta: float = 1e-5, num_rows: int = 10, dim: int = 5) -> Mechanism:

@@ -6,6 +6,8 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
+__all__ = ["NeighbourCheck", "answers_within", "by_relation", "categories_in", "of_length", "records", "records_in", "unchecked"]
+
 NeighbourCheck = Callable[[np.ndarray, np.ndarray], Optional[str]]
 
 

@@ -17,6 +17,17 @@ from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
 
+__all__ = [
+    "discrete_gaussian",
+    "discrete_gaussian_delta",
+    "discrete_gaussian_mechanism",
+    "discrete_gaussian_sigma",
+    "optimal_gamma",
+    "staircase",
+    "staircase_noise",
+    "truncated_geometric",
+]
+
 
 def optimal_gamma(epsilon: float) -> float:
     """Return γ* = 1/(1 + e^{ε/2}), the staircase step minimising the expected |noise| (Geng & Viswanath Thm 3)."""

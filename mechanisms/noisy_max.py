@@ -13,6 +13,8 @@ from dpaudit.mechanisms.neighbours import answers_within
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
 
+__all__ = ["noisy_max_with_value", "report_noisy_max"]
+
 
 def _noisy(data: np.ndarray, scale: float, size: int, rng: np.random.Generator) -> np.ndarray:
     answers = np.asarray(data, dtype=float)

@@ -28,6 +28,8 @@ from dpaudit.mechanisms.validation import check_real
 if TYPE_CHECKING:
     from dp_accounting import dp_event
 
+__all__ = ["opendp_composed", "opendp_discrete_laplace", "opendp_gaussian", "opendp_laplace"]
+
 GAUSSIAN_DELTA = 1e-5
 
 

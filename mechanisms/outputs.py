@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 from dpaudit.mechanisms.errors import MechanismError
 
+__all__ = ["NONFINITE", "check_outputs", "check_shape", "number"]
+
 EXACT_INTEGERS = 2**53
 NONFINITE = 2.0**250  # far beyond any real output, yet sums of its fourth power (quadratic features' spread) stay finite
 

@@ -28,6 +28,16 @@ from dpaudit.mechanisms.base import Claim, Mechanism
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
 
+__all__ = [
+    "pipelinedp_count_sum",
+    "pipelinedp_count_sum_row_ids",
+    "pipelinedp_partition_selection",
+    "pipelinedp_partition_selection_row_ids",
+    "pipelinedp_partition_selection_two_users",
+    "user_pair",
+    "users_differ_by_one",
+]
+
 BACKGROUND_USERS = 3
 TARGET, OTHER = 0, 1
 

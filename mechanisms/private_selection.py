@@ -18,6 +18,15 @@ from dpaudit.mechanisms.neighbours import answers_within
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
 
+__all__ = [
+    "exponential_choice",
+    "exponential_mechanism",
+    "noisy_max_exponential_with_value",
+    "noisy_max_gumbel_with_value",
+    "report_noisy_max_exponential",
+    "report_noisy_max_gumbel",
+]
+
 
 def _check(owner: str, epsilon: float, num_queries: int) -> tuple[float, int]:
     eps = check_real(epsilon, "epsilon", owner, low=0.0, low_open=True)

@@ -36,6 +36,19 @@ from dpaudit.mechanisms.validation import check_real
 if TYPE_CHECKING:
     from dp_accounting import dp_event
 
+__all__ = [
+    "build",
+    "pydp_bounded_mean",
+    "pydp_bounded_sum",
+    "pydp_count",
+    "pydp_gaussian",
+    "pydp_gaussian_bits",
+    "pydp_laplace",
+    "pydp_laplace_bits",
+    "pydp_laplace_half_sensitivity",
+    "repeat",
+]
+
 GAUSSIAN_DELTA = 1e-5
 
 

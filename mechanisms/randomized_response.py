@@ -10,6 +10,8 @@ from dpaudit.mechanisms.neighbours import categories_in
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_epsilon, check_int
 
+__all__ = ["keep_probability", "randomized_response"]
+
 
 def keep_probability(epsilon: float, k: int) -> float:
     """Return P[report the true value] = e^ε/(e^ε + k − 1), which makes k-RR exactly ε-LDP."""

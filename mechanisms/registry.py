@@ -11,6 +11,8 @@ from typing import Any, Callable
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.errors import InvalidParameterError, UnknownMechanismError
 
+__all__ = ["BUILTIN_MODULES", "defaults", "factory", "get_mechanism", "list_mechanisms", "register"]
+
 Factory = Callable[..., Mechanism]
 _REGISTRY: dict[str, Factory] = {}
 # Importing a module registers its mechanisms; the registry imports them on first use, so importing

@@ -26,6 +26,18 @@ from dpaudit.mechanisms.validation import check_int, check_real
 if TYPE_CHECKING:
     from dp_accounting import dp_event
 
+__all__ = [
+    "cut_off",
+    "numerical_sparse_vector",
+    "pattern",
+    "sparse_vector",
+    "sparse_vector_dwork_roth",
+    "sparse_vector_lee_clifton",
+    "sparse_vector_no_cutoff",
+    "sparse_vector_no_query_noise",
+    "sparse_vector_noisy_value",
+]
+
 ABOVE, BELOW, STOPPED = 1, 0, -1
 
 

@@ -15,6 +15,16 @@ from dpaudit.mechanisms.private_selection import exponential_choice
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
 
+__all__ = [
+    "clipped_mean",
+    "inverse_sensitivity_median",
+    "local_sensitivity_of_median",
+    "mean_noise_by_true_count",
+    "median_distance",
+    "median_local_sensitivity",
+    "present_records",
+]
+
 
 def present_records(low: float, high: float) -> NeighbourCheck:
     """Return an add/remove check with `nan` as the absent record: one record added or removed, all in [low, high]."""

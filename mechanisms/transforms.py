@@ -27,6 +27,19 @@ from dpaudit.mechanisms.randomized_response import randomized_response
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
 
+__all__ = [
+    "compose",
+    "composed_laplace",
+    "copies",
+    "group",
+    "group_laplace",
+    "group_pair",
+    "shuffle",
+    "shuffled_rr",
+    "subsample",
+    "subsampled_laplace",
+]
+
 
 def compose(mech: Mechanism, k: int) -> Mechanism:
     """Return the mechanism that runs `mech` k times independently; output shape (size, k, *inner).

@@ -11,6 +11,8 @@ from numbers import Integral, Real
 
 from dpaudit.mechanisms.errors import InvalidParameterError
 
+__all__ = ["check_delta", "check_epsilon", "check_int", "check_probability_open", "check_real"]
+
 
 def _fail(name: str, owner: str, must: str, value: object) -> InvalidParameterError:
     return InvalidParameterError(

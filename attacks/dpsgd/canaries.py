@@ -28,6 +28,17 @@ from dpaudit.mechanisms.dpsgd.flat_model import FlatModel
 from dpaudit.mechanisms.dpsgd.trainer import Insertions
 from dpaudit.mechanisms.errors import InvalidParameterError
 
+__all__ = [
+    "CANARY_KINDS",
+    "DIRAC_SCALE",
+    "DIRAC_TARGETS",
+    "DPSGDCanaries",
+    "crafted_canaries",
+    "dirac_canaries",
+    "make_canaries",
+    "mislabelled_canaries",
+]
+
 DIRAC, CRAFTED, MISLABELLED = "dirac", "crafted", "mislabelled"
 CANARY_KINDS = (DIRAC, CRAFTED, MISLABELLED)
 QUIET, BIAS = "quiet", "bias"

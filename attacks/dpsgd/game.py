@@ -22,6 +22,8 @@ from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.data import load_data
 from dpaudit.mechanisms.dpsgd.torch_support import import_torch
 
+__all__ = ["TARGETS", "DPSGDGame", "multi_run_membership", "one_torch_thread", "play_multi_run", "play_one_run", "resolve_trainer"]
+
 DPAUDIT, OPACUS = "dpaudit", "opacus"
 TARGETS = (DPAUDIT, OPACUS)
 RUN_STREAM = 3  # runs use children (3, i) of the audit's SeedSequence; 0–2 are canaries, game, estimator
@@ -49,11 +51,11 @@ class DPSGDGame:
 
 def resolve_trainer(config: DPSGDConfig, target: Any) -> Any:
     """Return the trainer of `target`: "dpaudit" or "opacus" (built once per process), or a user's trainer as is."""
-    return trainer_for(config, target) if isinstance(target, str) else target
+    return _trainer_for(config, target) if isinstance(target, str) else target
 
 
 @functools.lru_cache(maxsize=4)
-def trainer_for(config: DPSGDConfig, target: str) -> Any:
+def _trainer_for(config: DPSGDConfig, target: str) -> Any:
     """Return this process' trainer for `config` (built once: loading data and compiling per-example grads)."""
     import_torch()
     data = load_data(config.data)

@@ -27,6 +27,8 @@ from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.flat_model import FlatModel
 from dpaudit.mechanisms.errors import InvalidParameterError
 
+__all__ = ["BLACK_BOX_SCORES", "THREATS", "black_box_scores", "canary_scores", "white_box_scores"]
+
 WHITE_BOX, BLACK_BOX = "white-box", "black-box"
 THREATS = (WHITE_BOX, BLACK_BOX)
 LOSS, LOSS_DIFFERENCE = "loss", "loss-difference"

@@ -18,6 +18,8 @@ import numpy as np
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_int, check_real
 
+__all__ = ["BIAS_KINDS", "BLOCK_ENTRIES", "column_biases", "sample_rows"]
+
 UNIFORM, TARDOS = "uniform", "tardos"
 BIAS_KINDS = (UNIFORM, TARDOS)
 TARDOS_CUTOFF = 1 / 300

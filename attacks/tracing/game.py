@@ -35,6 +35,8 @@ from dpaudit.mechanisms.base import Mechanism, Relation
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_int
 
+__all__ = ["TracingScorer", "tracing_game"]
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class TracingScorer:

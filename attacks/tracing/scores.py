@@ -26,6 +26,8 @@ import numpy as np
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_int
 
+__all__ = ["SCORE_KINDS", "TracingScore", "known_bias_score", "reference_score", "tardos_score"]
+
 KNOWN, REFERENCE, WEIGHTED = "known", "reference", "tardos"
 SCORE_KINDS = (KNOWN, REFERENCE, WEIGHTED)
 BLOCK_ENTRIES = 4_000_000

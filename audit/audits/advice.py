@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bound
 
+__all__ = ["trials_for_violation"]
+
 MAX_ADVISED = 10**10
 ADVICE_LEVEL = 0.05
 

@@ -26,6 +26,8 @@ from dpaudit.audit.results.result import VIOLATION, AuditResult
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_int
 
+__all__ = ["AUTO", "FIRST_ROUND", "MAX_TRIALS", "AutoBudget", "Round", "audit_in_rounds", "planned_rounds", "round_seed"]
+
 AUTO = "auto"
 FIRST_ROUND = 100_000
 MAX_TRIALS = 20_000_000

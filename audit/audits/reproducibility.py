@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+__all__ = ["GLOBAL_STREAMS_WARNING", "global_streams", "streams_warning"]
+
 GLOBAL_STREAMS_WARNING = (
     "the mechanism draws from a global random generator (np.random.* or random.*), which the seed does not fix, "
     "so this audit is not reproducible; draw from the rng argument it is given"

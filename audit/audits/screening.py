@@ -23,6 +23,8 @@ from dpaudit.attacks.output_scorers import Coordinate, Scorer
 from dpaudit.audit.execution.runner import chunk_sizes, draw, per_chunk
 from dpaudit.mechanisms.base import Mechanism
 
+__all__ = ["LinearScore", "OnColumns", "Screen", "columns", "on_whole_outputs", "screen_coordinates"]
+
 SCREENED_BY_MEAN = 16
 SCREENED_BY_SPREAD = 8
 

@@ -15,6 +15,23 @@ from dpaudit.attacks.distinguish import Choice, Objective
 from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bound
 from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
 
+__all__ = [
+    "ATOM_LEVEL",
+    "DISCRETE_LEVEL_MASS",
+    "DISCRETE_SELECTION",
+    "MAX_DISCRETE_LEVEL",
+    "MAX_SELECTION_ELEMENTS",
+    "MIN_SELECTION",
+    "SELECTION_LEVEL",
+    "discrete_level",
+    "discrete_selection_size",
+    "held_out_direction",
+    "projected_bound",
+    "screening_size",
+    "selection_level",
+    "split_budget",
+]
+
 MAX_SELECTION = 200_000
 MAX_SELECTION_ELEMENTS = 20_000_000
 MIN_SELECTION = 200

@@ -13,6 +13,8 @@ from dpaudit.audit.results.render import fmt
 from dpaudit.audit.results.result import VIOLATION, AuditResult
 from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms
 
+__all__ = ["COLUMNS", "TRIAL_MULTIPLIERS", "SuiteRow", "cells", "run_suite", "select", "write"]
+
 TRIALS = {"quick": 1_000_000, "full": 10_000_000}
 # Mechanisms whose default audit needs more samples to be informative: a multiple of the base budget.
 TRIAL_MULTIPLIERS = {

@@ -13,6 +13,8 @@ import json
 import numpy as np
 from dpaudit.audit.estimators.bands import LEVELS_FILE, calibrate_from_scratch, design_fingerprint
 
+__all__ = ["main"]
+
 BETAS = (0.025, 0.005, 0.05, 0.0125)
 """β per band of the usual confidences 0.95, 0.99 and 0.9 (each class gets β/2), and of the
 two-dataset bands interval at 0.95 (β/4: two classes, two directions)."""

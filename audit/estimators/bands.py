@@ -45,6 +45,20 @@ from typing import Callable
 import numpy as np
 from dpaudit.mechanisms.validation import check_int, check_probability_open
 
+__all__ = [
+    "DENSE",
+    "LEVELS_FILE",
+    "RATIO",
+    "band_coverage",
+    "band_values",
+    "calibrate_from_scratch",
+    "calibrated_level",
+    "checkpoints",
+    "design_fingerprint",
+    "local_levels",
+    "rate_band",
+]
+
 DENSE = 100
 """Every order statistic up to this rank (from either end) is a checkpoint."""
 RATIO = 1.01

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["epsilon_from_rates", "epsilon_lower_bound", "epsilon_objective", "rate_upper_bound"]
+
 GUARD_TOLERANCE = 1e-9
 
 

@@ -70,6 +70,21 @@ from typing import Union
 import numpy as np
 from dpaudit.mechanisms.errors import InvalidParameterError
 
+__all__ = [
+    "DENSE",
+    "MIN_REPLICATES",
+    "RATIO",
+    "ApproximateDP",
+    "Envelope",
+    "GaussianDP",
+    "RankTest",
+    "default_replicates",
+    "prefix_counts",
+    "rank_checkpoints",
+    "rank_test",
+    "uniform_order_statistics",
+]
+
 DENSE = 40
 """Every IN count up to this rank is a checkpoint."""
 RATIO = 1.02

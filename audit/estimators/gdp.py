@@ -25,6 +25,17 @@ from dpaudit.audit.theory.profiles import gdp_epsilon as profile_epsilon
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open, check_real
 
+__all__ = [
+    "GDP_ASSUMPTION",
+    "check_gdp_delta",
+    "gdp_epsilon",
+    "gdp_from_counts",
+    "gdp_lower_bound",
+    "gdp_result",
+    "mu_from_rates",
+    "mu_lower_bound",
+]
+
 GDP_ASSUMPTION = "the trade-off curve is Gaussian (μ-GDP)"
 
 

@@ -8,6 +8,8 @@ from dpaudit.audit.estimators.gdp import gdp_from_counts
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
 
+__all__ = ["held_out_assumption_bounds", "held_out_lower_bound"]
+
 
 def held_out_lower_bound(evidence: HeldOutCounts, *, delta: float, confidence: float) -> LowerBound:
     """Return the certified ε of `evidence` with probability ≥ `confidence`, assumption-free.

@@ -20,6 +20,8 @@ from dpaudit.audit.estimators.gdp import check_gdp_delta, gdp_result, mu_from_ra
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.thresholds import band_rate_bounds
 
+__all__ = ["histogram_gdp_bound", "histogram_lower_bound"]
+
 TESTS = {(True, False): "≥", (True, True): ">", (False, False): "≤", (False, True): "<"}
 """(`d1_high`, `strict`) → the comparison of the test "x ? t guesses D1"."""
 

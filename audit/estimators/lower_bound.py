@@ -6,6 +6,8 @@ import dataclasses
 import math
 from typing import Any, Mapping
 
+__all__ = ["LowerBound", "jsonable"]
+
 
 @dataclasses.dataclass(frozen=True)
 class LowerBound:

@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 
+__all__ = ["kov_ratio_bounds", "ratio_epsilon_bound"]
+
 
 def ratio_epsilon_bound(numerator, denominator, beta):
     """Return the certified log(P_num(S)/P_den(S)) lower bound from the event's counts on the two datasets.

@@ -34,6 +34,21 @@ from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
 
+__all__ = [
+    "DEFAULT_BONFERRONI_COUNT",
+    "Bonferroni",
+    "DominatingPair",
+    "SimultaneousBands",
+    "Split",
+    "ThresholdStrategy",
+    "ThresholdTest",
+    "band_rate_bounds",
+    "error_counts",
+    "select_threshold",
+    "tail_candidates",
+    "threshold_lower_bound",
+]
+
 DEFAULT_BONFERRONI_COUNT = 20
 
 RateObjective = Callable[[np.ndarray, np.ndarray], np.ndarray]

@@ -17,6 +17,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
+__all__ = ["DelayedBar", "compact", "trial_progress", "wanted"]
+
 SHOW_AFTER = 1.0
 
 
@@ -28,14 +30,14 @@ def compact(count: float) -> str:
     return f"{count:.0f}"
 
 
-class TrialsColumn(ProgressColumn):
+class _TrialsColumn(ProgressColumn):
     """Trials done of the total (per dataset)."""
 
     def render(self, task: Task) -> Text:
         return Text(f"{compact(task.completed)}/{compact(task.total or 0)} trials", style="progress.download")
 
 
-class RateColumn(ProgressColumn):
+class _RateColumn(ProgressColumn):
     """Trials per second (per dataset)."""
 
     def render(self, task: Task) -> Text:
@@ -50,8 +52,8 @@ class DelayedBar:
         self.bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
-            TrialsColumn(),
-            RateColumn(),
+            _TrialsColumn(),
+            _RateColumn(),
             TimeRemainingColumn(),
             console=console,
             transient=True,

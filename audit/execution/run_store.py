@@ -17,6 +17,8 @@ from typing import Any, Mapping
 from dpaudit.audit.estimators.lower_bound import jsonable
 from dpaudit.mechanisms.errors import InvalidParameterError
 
+__all__ = ["RunStore"]
+
 SETUP, RUNS = "setup.json", "runs.jsonl"
 
 

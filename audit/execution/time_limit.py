@@ -15,6 +15,8 @@ from typing import Any, Iterator
 
 from dpaudit.mechanisms.errors import InvalidParameterError
 
+__all__ = ["Limit", "TimeLimit", "time_limit"]
+
 
 class TimeLimit(KeyboardInterrupt):
     """The audit ran past its time limit."""

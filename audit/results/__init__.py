@@ -1,1 +1,3 @@
 """Results and reports: the frozen result objects, their tables, HTML/Markdown reports and plots."""
+
+__all__: list[str] = []

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+__all__ = ["GRID", "RateBox", "plot_privacy_region", "rate_box", "region_bounds", "result_box"]
+
 GRID = np.linspace(0.0, 1.0, 2001)
 CLAIM_COLOR = "#9ecae1"
 POINT_COLOR = "#d62728"

@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+__all__ = ["fmt", "key_value_table", "plain_text"]
+
 
 def key_value_table(title: str, rows: Sequence[tuple[str, str]], caption: str) -> Table:
     """Return a header-less table of (key, value) rows; text is escaped, so "[pld]" stays visible."""

@@ -22,6 +22,8 @@ from dpaudit.audit.results.score_report import write_score_report
 if TYPE_CHECKING:
     from dp_accounting import dp_event
 
+__all__ = ["render_html", "write_report"]
+
 
 def _num(x: float | None, digits: int = 4) -> str:
     if x is None:

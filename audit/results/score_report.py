@@ -20,6 +20,8 @@ from dpaudit.audit.results.result import MembershipResult
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+__all__ = ["score_figure", "write_score_report"]
+
 CAPTION = (
     "Left: the scores of members (IN) and non-members (OUT). Right: the empirical ROC of thresholds on the score "
     "(descriptive, read on the same scores) and the line TPR = e^ε·FPR + δ of the claim, which every test of an "

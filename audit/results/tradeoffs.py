@@ -20,6 +20,8 @@ from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
 if TYPE_CHECKING:
     from dp_accounting import dp_event
 
+__all__ = ["TradeOff", "event_tradeoff", "kov_tradeoff", "laplace_tradeoff", "randomized_response_tradeoff"]
+
 TradeOff = Callable[[np.ndarray], np.ndarray]
 
 

@@ -6,6 +6,8 @@ import math
 
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
 
+__all__ = ["amplified_epsilon", "poisson_subsampled", "shuffled_epsilon", "shuffling_condition", "smith_subsampled"]
+
 
 def poisson_subsampled(*, epsilon: float, delta: float = 0.0, q: float) -> tuple[float, float]:
     """Return (log(1 + q(e^ε − 1)), qδ): an (ε, δ)-DP mechanism run on a Poisson q-subsample.

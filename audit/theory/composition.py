@@ -11,6 +11,18 @@ from dpaudit.audit.theory.event_pld import privacy_parameters_pld
 from dpaudit.audit.theory.roots import smallest_epsilon
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
 
+__all__ = [
+    "RDP_ORDERS",
+    "advanced_composition",
+    "basic_composition",
+    "kov_closed_form",
+    "kov_delta",
+    "kov_epsilon",
+    "kov_heterogeneous",
+    "pld_composition_epsilon",
+    "rdp_composition_epsilon",
+]
+
 RDP_ORDERS = tuple(np.concatenate([np.linspace(1.02, 3.0, 100), np.linspace(3.1, 20.0, 170), np.geomspace(21.0, 4096.0, 120)]))
 
 

@@ -9,6 +9,8 @@ import numpy as np
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_epsilon, check_real
 
+__all__ = ["pure_to_rdp", "pure_to_zcdp", "rdp_to_dp", "zcdp_delta", "zcdp_to_dp", "zcdp_to_dp_simple"]
+
 _LOG_ALPHA_MAX = 12.0
 
 

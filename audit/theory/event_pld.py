@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     LeafPld = Callable[[dp_event.DpEvent], Optional[PLD]]
 
+__all__ = ["event_pld", "has_library_pld", "non_private_pld", "privacy_parameters_pld"]
 
 DISCRETIZATION = 1e-4
 

@@ -8,6 +8,8 @@ from typing import Callable
 import numpy as np
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
 
+__all__ = ["group_epsilon", "group_privacy"]
+
 _GRID = 48
 
 

@@ -16,6 +16,21 @@ from dpaudit.audit.theory.roots import smallest_epsilon
 from dpaudit.mechanisms.gaussian import analytic_sigma, classical_sigma, gdp_log_delta
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
 
+__all__ = [
+    "classical_gaussian_sigma",
+    "epsilon_delta_tradeoff",
+    "gaussian_delta",
+    "gaussian_epsilon",
+    "gaussian_sigma",
+    "gdp_delta",
+    "gdp_epsilon",
+    "gdp_tradeoff",
+    "laplace_delta",
+    "laplace_epsilon",
+    "randomized_response_delta",
+    "randomized_response_epsilon",
+]
+
 
 def laplace_delta(*, epsilon: float, epsilon0: float) -> float:
     """Return δ(ε) = max(0, 1 − e^{(ε − ε0)/2}) of the Laplace mechanism with ε0 = Δ/b.

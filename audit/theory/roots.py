@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Callable
 
+__all__ = ["smallest_epsilon"]
+
 _XTOL = 1e-12
 _CEILING = 1e4
 

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from dpaudit.audit.theory.event_pld import PLD
     from dpaudit.mechanisms.events import EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
 
+__all__ = ["UpperBound", "upper_bound"]
+
 Profile = Callable[[float], float]
 
 _RELATIONS = {"add-remove": "ADD_OR_REMOVE_ONE", "replace-one": "REPLACE_ONE"}

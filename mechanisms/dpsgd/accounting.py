@@ -21,6 +21,8 @@ from dpaudit.mechanisms.dpsgd.config import ACCOUNTANT_RATE_FACTOR, DPSGDConfig
 if TYPE_CHECKING:
     from dp_accounting import dp_event
 
+__all__ = ["actual_event", "batch_size", "claimed_event", "pld_epsilon", "poisson_event", "rdp_epsilon"]
+
 
 def batch_size(config: DPSGDConfig, rows: int) -> int:
     """Return the fixed batch size of shuffled batching (at least 1), round(q·n)."""

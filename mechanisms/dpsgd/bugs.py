@@ -13,6 +13,8 @@ from typing import Any
 
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 
+__all__ = ["BUGGY_CONFIGS", "accountant_rate", "bias_unclipped", "clip_batch_mean", "no_clipping", "noise_unscaled", "shuffle_as_poisson"]
+
 
 def no_clipping(**settings: Any) -> DPSGDConfig:
     """Per-example gradients are not clipped.

@@ -25,6 +25,8 @@ from dpaudit.mechanisms.dpsgd.models import LOGREG, MODELS
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_real
 
+__all__ = ["ACCOUNTANT_RATE_FACTOR", "BATCHINGS", "BUGS", "DPSGDConfig"]
+
 POISSON, SHUFFLE = "poisson", "shuffle"
 BATCHINGS = (POISSON, SHUFFLE)
 BUGS = ("no-clipping", "noise-unscaled", "accountant-rate", "clip-batch-mean", "bias-unclipped", "shuffle-as-poisson")

@@ -12,6 +12,8 @@ import dataclasses
 import numpy as np
 from dpaudit.mechanisms.errors import InvalidParameterError
 
+__all__ = ["DATASETS", "TrainingData", "load_data"]
+
 DIGITS, SYNTHETIC = "digits", "synthetic"
 DATASETS = (DIGITS, SYNTHETIC)
 SYNTHETIC_SHAPE = (2000, 32, 4)  # rows, features, classes

@@ -14,6 +14,8 @@ import numpy as np
 from dpaudit.mechanisms.dpsgd.models import make_model
 from dpaudit.mechanisms.dpsgd.torch_support import default_device, import_torch
 
+__all__ = ["FlatModel"]
+
 
 class FlatModel:
     """A module's parameters as a flat float32 vector of length `size`, on `device`."""

@@ -7,6 +7,8 @@ from typing import Any
 from dpaudit.mechanisms.dpsgd.torch_support import import_torch
 from dpaudit.mechanisms.errors import InvalidParameterError
 
+__all__ = ["MODELS", "make_model"]
+
 LOGREG, MLP = "logreg", "mlp"
 MODELS = (LOGREG, MLP)
 MLP_HIDDEN = 32

@@ -26,6 +26,8 @@ from dpaudit.mechanisms.dpsgd.torch_support import import_optional
 from dpaudit.mechanisms.dpsgd.trainer import Insertions, Trajectory
 from dpaudit.mechanisms.errors import InvalidParameterError
 
+__all__ = ["OpacusTrainer", "opacus_epsilon", "opacus_rate"]
+
 OPACUS_HINT = "pip install torch==2.13.0 && pip install 'dpaudit[opacus]'"
 
 

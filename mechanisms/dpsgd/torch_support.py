@@ -7,6 +7,8 @@ from typing import Any
 
 from dpaudit.mechanisms.errors import DPAuditError
 
+__all__ = ["default_device", "import_optional", "import_torch"]
+
 INSTALL_HINT = "pip install torch==2.13.0 && pip install 'dpaudit[torch]'"
 
 

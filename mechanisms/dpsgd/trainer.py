@@ -21,6 +21,8 @@ from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.data import TrainingData
 from dpaudit.mechanisms.dpsgd.flat_model import FlatModel
 
+__all__ = ["DPSGDTrainer", "Insertions", "Trajectory"]
+
 
 @dataclasses.dataclass(frozen=True)
 class Insertions:

@@ -28,6 +28,8 @@ from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 if TYPE_CHECKING:
     from dp_accounting import dp_event
 
+__all__ = ["UserTrainer"]
+
 
 class UserTrainer:
     """A training function, a loss function, the data and the claim they are audited against."""

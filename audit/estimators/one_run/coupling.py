@@ -67,6 +67,8 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["PRICES", "coupling_epsilon", "coupling_p_value", "expected_excess"]
+
 SLACK_STEPS = 64
 """Slacks b = 0, ..., SLACK_STEPS − 1 are all tried, larger ones on a ladder 10% apart."""
 ADVERSARY_CELLS = 20_000

@@ -47,6 +47,8 @@ import numpy as np
 from dpaudit.audit.estimators.one_run.coupling import expected_excess
 from dpaudit.audit.estimators.one_run.rules import Guesses, Rules
 
+__all__ = ["EPSILONS", "EXCEEDANCES", "MAX_WORK", "joint_draws", "joint_epsilon"]
+
 GRID_STEP = 0.01
 GRID_RATIO = 0.01
 GRID_MAX = 30.0

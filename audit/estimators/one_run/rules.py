@@ -34,6 +34,20 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_int
 
+__all__ = [
+    "GAME_REQUIREMENT",
+    "GUESS_FRACTIONS",
+    "STOPPING_SHARE",
+    "Guesses",
+    "Rules",
+    "best_of_guesses",
+    "check_rules",
+    "default_errors_allowed",
+    "default_guess_counts",
+    "make_guesses",
+    "rank_truth",
+]
+
 GAME_REQUIREMENT = "each canary included independently with probability 1/2"
 GUESS_FRACTIONS = (0.1, 0.2, 0.5, 0.8, 1.0)
 """Balanced default rules: r = this share of m, half IN and half OUT guesses."""
