@@ -54,6 +54,8 @@ from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.outputs import check_shape
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
 
+__all__ = ["INTERVALS", "audit_mechanism", "theory_upper_bound"]
+
 MIN_TRIALS = 10
 INTERVALS = ("two-rates", "ratio", "bands")
 

@@ -23,6 +23,8 @@ import numpy as np
 from dpaudit.audit.execution.runner import AuditInterrupted, Progress, Task, run_batch
 from dpaudit.mechanisms.errors import DPAuditError, MechanismError
 
+__all__ = ["BATCHES_PER_WORKER", "CONNECT_TIMEOUT", "MAX_BATCH", "NO_DASHBOARD", "BackendError", "batches", "dask_client", "run_dask"]
+
 DASK_MISSING = "Running on Dask workers needs the optional Dask extra: pip install 'dpaudit[dask]'."
 CONNECT_TIMEOUT = "10s"
 ALLOWED_FAILURES = 3

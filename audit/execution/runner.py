@@ -23,6 +23,22 @@ from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.outputs import check_shape
 from dpaudit.mechanisms.validation import check_int
 
+__all__ = [
+    "AuditInterrupted",
+    "Backend",
+    "CountCells",
+    "CountRejections",
+    "Progress",
+    "Task",
+    "chunk_sizes",
+    "draw",
+    "per_chunk",
+    "run_batch",
+    "run_chunks",
+    "run_inline",
+    "seeds",
+]
+
 CHUNK_ELEMENTS = 250_000
 
 Task = Callable[[int, np.random.SeedSequence], np.ndarray]
