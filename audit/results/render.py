@@ -1,20 +1,22 @@
-"""Rendering of result objects: a two-column rich table and its plain-text form."""
+"""Rendering of result objects: a two-column rich table and its plain-text form (rich is imported when one is drawn)."""
 
 from __future__ import annotations
 
 import io
 import math
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+if TYPE_CHECKING:
+    from rich.table import Table
 
 __all__ = ["fmt", "key_value_table", "plain_text"]
 
 
 def key_value_table(title: str, rows: Sequence[tuple[str, str]], caption: str) -> Table:
     """Return a header-less table of (key, value) rows; text is escaped, so "[pld]" stays visible."""
+    from rich.markup import escape
+    from rich.table import Table
+
     table = Table(title=escape(title), show_header=False, caption=escape(caption))
     for key, value in rows:
         table.add_row(escape(key), escape(value))
@@ -23,6 +25,8 @@ def key_value_table(title: str, rows: Sequence[tuple[str, str]], caption: str) -
 
 def plain_text(table: Table, width: int = 100) -> str:
     """Return `table` rendered as plain text."""
+    from rich.console import Console
+
     buffer = io.StringIO()
     Console(file=buffer, width=width, force_terminal=False).print(table)
     return buffer.getvalue()
