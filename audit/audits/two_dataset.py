@@ -36,6 +36,7 @@ from dpaudit.audit.audits.selection_policy import (
 )
 from dpaudit.audit.estimators.held_out import held_out_assumption_bounds, held_out_lower_bound
 from dpaudit.audit.estimators.histogram_bands import histogram_gdp_bound, histogram_lower_bound
+from dpaudit.audit.execution.backends import run_chunks
 from dpaudit.audit.execution.runner import (
     AuditInterrupted,
     Backend,
@@ -44,7 +45,6 @@ from dpaudit.audit.execution.runner import (
     chunk_sizes,
     draw,
     per_chunk,
-    run_chunks,
     seeds,
 )
 from dpaudit.audit.results.result import AuditResult

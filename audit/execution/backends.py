@@ -8,6 +8,8 @@ spreads them evenly, and a worker that dies mid-batch is replaced and the
 batch rerun elsewhere (up to `distributed.scheduler.allowed-failures`
 times); the chunks' seeds are fixed, so the result is unchanged. Dask is an
 optional extra (`dpaudit[dask]`) and is imported only here, only when asked.
+`run_chunks` sends an audit's chunks where its `Backend` says: in process
+(`runner.run_inline`) or here.
 """
 
 from __future__ import annotations
@@ -20,10 +22,20 @@ import uuid
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from dpaudit.audit.execution.runner import AuditInterrupted, Progress, Task, run_batch
+from dpaudit.audit.execution.runner import AuditInterrupted, Backend, Progress, Task, run_batch, run_inline
 from dpaudit.mechanisms.errors import DPAuditError, MechanismError
 
-__all__ = ["BATCHES_PER_WORKER", "CONNECT_TIMEOUT", "MAX_BATCH", "NO_DASHBOARD", "BackendError", "batches", "dask_client", "run_dask"]
+__all__ = [
+    "BATCHES_PER_WORKER",
+    "CONNECT_TIMEOUT",
+    "MAX_BATCH",
+    "NO_DASHBOARD",
+    "BackendError",
+    "batches",
+    "dask_client",
+    "run_chunks",
+    "run_dask",
+]
 
 DASK_MISSING = "Running on Dask workers needs the optional Dask extra: pip install 'dpaudit[dask]'."
 CONNECT_TIMEOUT = "10s"
@@ -206,6 +218,23 @@ def run_dask(
     finally:
         client.cancel(futures)
     return total
+
+
+def run_chunks(
+    task: Task,
+    sizes: Sequence[int],
+    chunk_seeds: Sequence[np.random.SeedSequence],
+    *,
+    name: str,
+    seed: int,
+    backend: Backend = Backend(),
+    progress: Progress | None = None,
+) -> np.ndarray:
+    """Run every chunk on `backend`; return the sum of their count vectors (the same on every backend)."""
+    if backend.inline:
+        return run_inline(task, sizes, chunk_seeds, seed=seed, progress=progress)
+    with dask_client(workers=backend.workers, scheduler=backend.scheduler) as client:
+        return run_dask(client, task, sizes, chunk_seeds, name=name, seed=seed, progress=progress)
 
 
 def _span(chunks: range | None) -> str:

@@ -1,4 +1,4 @@
-"""Run an audit's trials in chunks with deterministic seeding, in process or on Dask.
+"""Run an audit's trials in chunks with deterministic seeding, in process (Dask: `backends`).
 
 One `numpy.random.SeedSequence(seed)` is spawned into one child per chunk
 (child 0 is the selection phase), so chunk i draws the same stream whatever
@@ -210,22 +210,3 @@ def run_inline(
     except KeyboardInterrupt:
         raise AuditInterrupted(total, done) from None
     return total
-
-
-def run_chunks(
-    task: Task,
-    sizes: Sequence[int],
-    chunk_seeds: Sequence[np.random.SeedSequence],
-    *,
-    name: str,
-    seed: int,
-    backend: Backend = Backend(),
-    progress: Progress | None = None,
-) -> np.ndarray:
-    """Run every chunk on `backend`; return the sum of their count vectors (the same on every backend)."""
-    if backend.inline:
-        return run_inline(task, sizes, chunk_seeds, seed=seed, progress=progress)
-    from dpaudit.audit.execution.backends import dask_client, run_dask
-
-    with dask_client(workers=backend.workers, scheduler=backend.scheduler) as client:
-        return run_dask(client, task, sizes, chunk_seeds, name=name, seed=seed, progress=progress)

@@ -1,6 +1,6 @@
 """Independent runs (e.g. DP-SGD training runs) on a `Backend`: in process or on Dask, each handed back as it ends.
 
-Where `runner.run_chunks` sums many small chunks, an audit of a training
+Where `backends.run_chunks` sums many small chunks, an audit of a training
 pipeline has few long runs whose results must be kept one by one (the
 results folder of `run_store`). `run_each` plays them on the same `Backend`
 as every other audit (in process, a local Dask cluster, or a scheduler);
