@@ -34,7 +34,6 @@ __all__ = [
     "draw",
     "per_chunk",
     "run_batch",
-    "run_chunks",
     "run_inline",
     "seeds",
 ]
