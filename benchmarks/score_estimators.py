@@ -36,12 +36,13 @@ import numpy as np
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.bands import local_levels
 from dpaudit.audit.estimators.clopper_pearson import epsilon_from_rates, epsilon_lower_bound, rate_upper_bound
-from dpaudit.audit.estimators.gdp import gdp_epsilon, gdp_lower_bound, mu_lower_bound
+from dpaudit.audit.estimators.gdp import gdp_lower_bound, mu_lower_bound
 from dpaudit.audit.estimators.one_run.binomial import one_run_epsilon, one_run_lower_bound, one_run_p_value
 from dpaudit.audit.estimators.one_run.fdp import gdp_excess, one_run_fdp_lower_bound, one_run_fdp_mu
 from dpaudit.audit.estimators.one_run.joint import joint_draws
 from dpaudit.audit.estimators.one_run.rules import check_rules
 from dpaudit.audit.estimators.thresholds import Bonferroni, SimultaneousBands, Split, threshold_lower_bound
+from dpaudit.audit.theory.profiles import gdp_epsilon
 
 DELTA = 1e-5
 BETA = 0.05
@@ -67,7 +68,7 @@ def gaussian(mu: float) -> Law:
 
     return Law(f"N(μ={mu:g})", lambda r, n: r.normal(size=n), lambda r, n: r.normal(mu, 1.0, n),
                norm.sf, lambda x: norm.cdf(x - mu), np.linspace(-6, mu + 6, 6001),
-               gdp_epsilon(mu, DELTA) if mu > 0 else 0.0, gaussian=True)
+               gdp_epsilon(delta=DELTA, mu=mu), gaussian=True)
 
 
 def laplace_law() -> Law:
@@ -147,7 +148,7 @@ def oracle(law: Law, m: int) -> tuple[float, float]:
     fpr, fnr = law.fpr(law.thresholds), law.fnr(law.thresholds)
     eps = float(np.max(epsilon_lower_bound(fpr * m, m, fnr * m, m, delta=DELTA, beta=BETA)))
     mu = float(np.max(mu_lower_bound(fpr * m, m, fnr * m, m, beta=BETA)))
-    return eps, gdp_epsilon(mu, DELTA)
+    return eps, gdp_epsilon(delta=DELTA, mu=mu)
 
 
 def _hull(obs: Observations) -> tuple[np.ndarray, np.ndarray]:
@@ -197,7 +198,7 @@ def peer_one_run(obs: Observations, seed: int, fdp: bool = False) -> float:
             if best > 0.0 and one_run_p_value(epsilon=best, delta=DELTA, **game) > each:
                 continue
             best = max(best, one_run_epsilon(delta=DELTA, beta=each, **game))
-    return gdp_epsilon(best, DELTA) if fdp and best > 0.0 else best
+    return gdp_epsilon(delta=DELTA, mu=best) if fdp else best
 
 
 def peer_gdp(obs: Observations, seed: int) -> float:
@@ -210,7 +211,7 @@ def peer_gdp(obs: Observations, seed: int) -> float:
     if not usable.any():
         return 0.0
     mu = float(np.max(norm.isf(fpr[usable]) - norm.ppf(fnr[usable])))
-    return gdp_epsilon(mu, DELTA) if mu > 0.0 else 0.0
+    return gdp_epsilon(delta=DELTA, mu=mu)
 
 
 MULTI_RUN: dict[str, Callable[[Observations, int], float]] = {
@@ -318,7 +319,7 @@ def soundness(seeds: int, m: int) -> None:
             ties = rng.integers(0, 4, 2 * m).astype(float)
             counts[1] += estimate(Observations(scores=ties, truth=truth), seed) > 0.0
             noise = rng.normal(size=2 * m) if gdp else rng.laplace(size=2 * m)
-            tight = gdp_epsilon(1.0, DELTA) if gdp else 1.0
+            tight = gdp_epsilon(delta=DELTA, mu=1.0) if gdp else 1.0
             counts[2] += estimate(Observations(scores=noise + truth, truth=truth), seed) > tight + 1e-9
         rows.append([name, *(str(c) for c in counts)])
     print_table(rows, header)

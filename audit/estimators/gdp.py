@@ -12,7 +12,6 @@ not μ-GDP for any smaller μ. The ε reported beside it is the ε of μ-GDP at
 
 from __future__ import annotations
 
-import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -21,9 +20,9 @@ from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 from dpaudit.audit.estimators.dominating_pair import GaussianDP
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.thresholds import DominatingPair, ThresholdStrategy, select_threshold
-from dpaudit.audit.theory.profiles import gdp_epsilon as profile_epsilon
+from dpaudit.audit.theory.profiles import gdp_epsilon
 from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open, check_real
+from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
 
 __all__ = [
     "GDP_ASSUMPTION",
@@ -37,15 +36,6 @@ __all__ = [
 ]
 
 GDP_ASSUMPTION = "the trade-off curve is Gaussian (μ-GDP)"
-
-
-def gdp_epsilon(mu: float, delta: float) -> float:
-    """Return the smallest ε ≥ 0 such that μ-GDP implies (ε, δ)-DP: 0 when μ = 0, else `theory.profiles.gdp_epsilon`.
-
-    Infinite when δ = 0 and μ > 0 (the estimators refuse δ = 0 before).
-    """
-    mu = check_real(mu, "mu", "gdp_epsilon", low=0.0, high=math.inf)
-    return 0.0 if mu == 0.0 else profile_epsilon(delta=delta, mu=mu)
 
 
 def check_gdp_delta(delta: object, owner: str) -> float:
@@ -109,7 +99,7 @@ def gdp_result(
         "(holds without the Gaussian assumption)"
     )
     return LowerBound(
-        epsilon=gdp_epsilon(mu, delta), confidence=confidence, method=method, delta=delta,
+        epsilon=gdp_epsilon(delta=delta, mu=mu), confidence=confidence, method=method, delta=delta,
         trials=trials, fpr=fpr, fnr=fnr, assumption=GDP_ASSUMPTION,
         details={**details, "mu": mu, "mu_statement": statement},
     )

@@ -67,12 +67,16 @@ def gdp_delta(*, epsilon: float, mu: float) -> float:
 
 
 def gdp_epsilon(*, delta: float, mu: float) -> float:
-    """Return the smallest ε with `gdp_delta(ε, μ) ≤ δ` (brentq, rounded up); inf when δ = 0.
+    """Return the smallest ε ≥ 0 with `gdp_delta(ε, μ) ≤ δ` (brentq, rounded up); inf when δ = 0 < μ.
 
-    Dong, Roth, Su, arXiv 1905.02383, Cor. 2.13 inverted numerically.
+    Dong, Roth, Su, arXiv 1905.02383, Cor. 2.13 inverted numerically. At
+    μ = 0 the trade-off curve is 1 − α (no test beats a coin): 0-GDP is
+    (0, 0)-DP, so ε = 0 for every δ.
     """
     delta = check_delta(delta, "gdp_epsilon")
-    mu = check_real(mu, "mu", "gdp_epsilon", low=0.0, low_open=True)
+    mu = check_real(mu, "mu", "gdp_epsilon", low=0.0)
+    if mu == 0.0:
+        return 0.0
     if delta == 0.0:
         return math.inf
     return smallest_epsilon(lambda eps: gdp_delta(epsilon=eps, mu=mu), delta)

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.estimators.gdp import gdp_epsilon
 from dpaudit.audit.estimators.one_run.binomial import one_run_epsilon, one_run_lower_bound, one_run_p_value, rule_epsilon
 from dpaudit.audit.estimators.one_run.coupling import coupling_epsilon
 from dpaudit.audit.estimators.one_run.rules import Guesses
+from dpaudit.audit.theory.profiles import gdp_epsilon
 from dpaudit.mechanisms.errors import DPAuditError
 from scipy.special import expit
 from scipy.stats import binom, norm
@@ -65,7 +65,7 @@ def test_gaussian_scores_reach_published_bounds_and_stay_below_truth(mu, publish
     out = norm.ppf((np.arange(n) + 0.5) / n)
     lb = one_run_lower_bound(Observations.from_in_out(out + mu, out), delta=delta,
                              guess_counts=GUESS_LADDER, calibration="bonferroni", rng=0)
-    assert published <= lb.epsilon <= gdp_epsilon(mu, delta)
+    assert published <= lb.epsilon <= gdp_epsilon(delta=delta, mu=mu)
     assert lb.method == "one-run" and lb.assumption is None
     assert lb.details["canaries"] == 2 * n
     assert lb.details["beta_per_candidate"] == pytest.approx([0.05 / len(GUESS_LADDER)] * len(GUESS_LADDER))

@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.estimators.gdp import GDP_ASSUMPTION, gdp_epsilon
+from dpaudit.audit.estimators.gdp import GDP_ASSUMPTION
 from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound
 from dpaudit.audit.estimators.one_run.fdp import gdp_excess, one_run_fdp_lower_bound, one_run_fdp_mu
+from dpaudit.audit.theory.profiles import gdp_epsilon
 from scipy.stats import binom, norm
 
 # Fixed before any score was computed, the same for every μ (see test_estimator_one_run).
@@ -68,7 +69,7 @@ def test_gaussian_scores_reach_published_bounds_and_stay_below_truth(mu, publish
     out = norm.ppf((np.arange(n) + 0.5) / n)
     obs = Observations.from_in_out(out + mu, out)
     lb = one_run_fdp_lower_bound(obs, delta=delta, guess_counts=GUESS_LADDER, rng=0)
-    assert published <= lb.epsilon <= gdp_epsilon(mu, delta)
+    assert published <= lb.epsilon <= gdp_epsilon(delta=delta, mu=mu)
     assert lb.details["mu"] <= mu
     steinke = one_run_lower_bound(obs, delta=delta, guess_counts=GUESS_LADDER, rng=0)
     assert lb.epsilon > steinke.epsilon

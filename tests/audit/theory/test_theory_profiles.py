@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import dp_accounting
 import numpy as np
 import pytest
 from dpaudit.audit.theory import (
@@ -21,6 +22,7 @@ from dpaudit.audit.theory import (
     randomized_response_epsilon,
 )
 from dpaudit.mechanisms.errors import DPAuditError
+from dpaudit.mechanisms.gaussian import gdp_log_delta
 from scipy import integrate, stats
 
 
@@ -127,6 +129,25 @@ def test_gdp_epsilon_inverts_and_gaussian_region_lies_inside_every_eps_delta_reg
         eps = gdp_epsilon(delta=delta, mu=mu)
         assert gdp_delta(epsilon=eps, mu=mu) <= delta
         assert np.all(gdp_tradeoff(alpha, mu=mu) >= epsilon_delta_tradeoff(alpha, epsilon=eps, delta=delta) - 1e-12)
+
+
+@pytest.mark.parametrize("mu", [0.1, 0.5, 1.0, 2.0, 4.0])
+@pytest.mark.parametrize("delta", [1e-3, 1e-6, 1e-10])
+def test_gdp_epsilon_matches_gaussian_mechanism_accounting(mu, delta):
+    # μ-GDP is the Gaussian mechanism with sensitivity 1 and σ = 1/μ (Balle & Wang's curve).
+    expected = dp_accounting.get_epsilon_gaussian(1.0 / mu, delta)
+    assert gdp_epsilon(delta=delta, mu=mu) == pytest.approx(expected, rel=1e-6, abs=1e-9)
+
+
+def test_gdp_epsilon_edges_and_profile_inverse():
+    assert gdp_epsilon(delta=1e-5, mu=0.0) == 0.0
+    assert gdp_epsilon(delta=0.0, mu=0.0) == 0.0  # 0-GDP is (0, 0)-DP
+    assert gdp_epsilon(delta=0.0, mu=1.0) == math.inf
+    assert gdp_epsilon(delta=0.5, mu=1.0) == 0.0  # δ(0) = 2Φ(1/2) − 1 ≈ 0.38 < 0.5
+    eps = gdp_epsilon(delta=1e-7, mu=3.0)
+    assert math.exp(gdp_log_delta(3.0, eps)) == pytest.approx(1e-7, rel=1e-6)
+    with pytest.raises(DPAuditError, match="'mu' parameter of gdp_epsilon"):
+        gdp_epsilon(delta=1e-5, mu=-1.0)
 
 
 def test_eps_delta_tradeoff_passes_through_randomized_response():
