@@ -13,8 +13,9 @@ SEARCH_KEY]), whose entropy differs from the SeedSequence(seed) that an audit
 spawns its streams from. The chosen pair is therefore a function of
 samples independent of the final audit's samples; conditional on the pair,
 the final audit's Clopper–Pearson bound holds with its stated confidence, so
-the choice costs no correction (the selection-split argument of DESIGN.md,
-applied one level up). Running the final audit on samples that were used here
+the choice costs no correction (the argument that lets a test be chosen on
+one part of the samples and its rates estimated on a fresh part, applied one
+level up). Running the final audit on samples that were used here
 would void this.
 """
 

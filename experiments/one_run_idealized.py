@@ -28,8 +28,8 @@ Two kinds of series, all at 95% with `dpaudit.audit.estimators.one_run.binomial.
    choice of "a few k". As k ≤ 500, at m = 10,000 series 2 can fall below
    series 1, which guesses up to all m canaries.
 
-What was found about the reference numbers (REFERENCES §5, m = 1000,
-"best of a few k"; seed 0, 1000 runs): the Gaussian row is reproduced by
+What was found about the paper's idealized numbers (m = 1000, "best of a
+few k"; here seed 0, 1000 runs): the Gaussian row is reproduced by
 the unpaid series 2, not by a sound bound. Series 2 gives 0.35/0.82/1.66/3.01 against
 0.35/0.81/1.73/3.00 (within 4%); paying for the 7 choices of k gives
 0.19/0.60/1.38/2.63, and expected counts (series 1) 0.11/0.58/1.38/2.56:

@@ -199,8 +199,9 @@ def pipelinedp_partition_selection(*, epsilon: float = 1.0, delta: float = 1e-3,
 
     d0 holds `users` − 1 users in the target partition, d1 `users` (three
     more users sit in another partition, as PipelineDP refuses an empty
-    input). With `users` = 1 the audit asks the issue's question: does a
-    partition of one user appear with probability at most δ? With 2, the ε
+    input). With `users` = 1 the audit asks whether partition selection
+    protects a lone user: does a partition of one user appear with
+    probability at most δ? With 2, the ε
     side: P(keep | 2) ≤ e^ε P(keep | 1) + δ, tight for the truncated
     geometric strategy. Upper bound: the strategy's theorem, (ε, δ)
     (Desfontaines et al. 2022, Thm 1).

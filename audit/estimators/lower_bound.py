@@ -45,7 +45,7 @@ class LowerBound:
         return text + "."
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-ready form (the `lower_bound` object of DESIGN.md)."""
+        """Return the JSON-ready form (the `lower_bound` object of an audit's JSON)."""
         out: dict[str, Any] = {
             "epsilon": _finite_or_none(self.epsilon),
             "confidence": self.confidence,

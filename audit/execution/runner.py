@@ -7,7 +7,8 @@ one output, never on the backend; each chunk is reduced to a few integer
 counts before it returns, and integer sums do not depend on the order in
 which chunks finish. So the result is bit-for-bit the same inline, on a local
 Dask cluster of any size and on an existing Dask cluster, and memory stays
-flat as trials grow (SPEC 7; numpy `SeedSequence.spawn`).
+flat as trials grow (Scientific Python SPEC 7, "Seeding pseudo-random number
+generation"; numpy `SeedSequence.spawn`).
 """
 
 from __future__ import annotations

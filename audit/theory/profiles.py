@@ -37,7 +37,7 @@ def laplace_delta(*, epsilon: float, epsilon0: float) -> float:
 
     The hockey-stick divergence of Lap(0, b) and Lap(Δ, b); tight (attained
     by that pair). See Balle, Barthe, Gaboardi, Hsu, Sato, "Hypothesis Testing
-    Interpretations and Rényi DP", AISTATS 2020, and REFERENCES §3.
+    Interpretations and Rényi DP", AISTATS 2020.
     """
     epsilon = check_epsilon(epsilon, "laplace_delta")
     epsilon0 = check_epsilon(epsilon0, "laplace_delta", "epsilon0")
