@@ -41,6 +41,8 @@ from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.transforms import copies
 from dpaudit.mechanisms.validation import check_int
 
+__all__ = ["audit_tracing"]
+
 TRACING_FPR = 0.01
 
 

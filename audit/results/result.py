@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.lower_bound import LowerBound, jsonable
 from dpaudit.audit.results.render import fmt, key_value_table, plain_text
 from dpaudit.audit.theory.upper_bound import UpperBound
 from dpaudit.mechanisms.base import Claim
-from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+__all__ = ["CONSISTENT", "VERDICTS", "VIOLATION", "VIOLATION_UNDER_ASSUMPTION", "AuditResult", "MembershipResult",
+           "Result", "refutes", "verdict_text"]
 
 VIOLATION = "violation"
 CONSISTENT = "consistent"
