@@ -1,5 +1,8 @@
 """The layers import downward only, without cycles, and importing the core loads no optional library.
 
+The layers: the package `dpaudit` itself (the root `__init__.py`, which imports nothing of dpaudit),
+then mechanisms < attacks < audit < experiments, then modules beside the folders (`dpaudit.testing`).
+
 The import graph counts every import a module can run: at the top of the module, inside a function or
 a class, and `importlib.import_module("dpaudit…")` with a literal name; only imports under
 `if TYPE_CHECKING:` are left out, since they never run. An edge goes to the module imported, or, for
@@ -24,6 +27,9 @@ IMPORTERS = {"import_module", "__import__"}
 def _modules() -> dict[str, tuple[Path, bool]]:
     """Return each dpaudit module's dotted name, with its file and whether it is a package."""
     modules = {}
+    for path in ROOT.glob("*.py"):
+        package = path.stem == "__init__"
+        modules["dpaudit" if package else f"dpaudit.{path.stem}"] = (path, package)
     for folder in LAYERS:
         for path in (ROOT / folder).rglob("*.py"):
             parts = path.relative_to(ROOT).with_suffix("").parts
@@ -125,7 +131,10 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def _layer(module: str) -> int:
-    return LAYERS[module.split(".")[1]]
+    parts = module.split(".")
+    if len(parts) == 1:
+        return -1  # the root package
+    return LAYERS.get(parts[1], len(LAYERS))
 
 
 def test_no_module_imports_a_higher_layer():
@@ -167,6 +176,20 @@ def test_the_graph_sees_nested_and_literal_imports_but_not_type_checking_ones():
              "dpaudit.audit.execution.backends", "dpaudit.experiments", "dpaudit.experiments.dpsgd")
     assert module_edges("dpaudit.mechanisms.x", source, False, dict.fromkeys(names)) == set(names) - {
         "dpaudit.mechanisms", "dpaudit.attacks.canary"}
+
+
+def test_the_root_package_is_in_the_graph_and_imports_nothing():
+    modules = _modules()
+    assert modules["dpaudit"] == (ROOT / "__init__.py", True)
+    assert import_graph(modules)["dpaudit"] == set()
+
+
+def test_importing_dpaudit_gives_its_version_and_loads_no_subpackage():
+    code = ("import sys, importlib.metadata, dpaudit; "
+            "print(dpaudit.__version__ == importlib.metadata.version('dpaudit'), "
+            "sorted(m for m in sys.modules if m.startswith('dpaudit.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "True []"
 
 
 def test_importing_observations_loads_no_optional_library():
