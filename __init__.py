@@ -2,15 +2,22 @@
 
 This file is the `dpaudit` package itself; the four folders beside it,
 mechanisms/, attacks/, audit/ and experiments/, are its subpackages
-dpaudit.mechanisms, dpaudit.attacks, dpaudit.audit and dpaudit.experiments.
-It imports none of them, so `import dpaudit` stays cheap.
+dpaudit.mechanisms, dpaudit.attacks, dpaudit.audit and dpaudit.experiments,
+and `testing.py` beside it is `dpaudit.testing`. It imports none of them,
+and reads `__version__` from the installed metadata on first use only, so
+`import dpaudit` stays cheap.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("dpaudit")
-except PackageNotFoundError:
-    __version__ = "0+unknown"
-
 __all__ = ["__version__"]
+
+
+def __getattr__(name: str) -> str:
+    """Return `__version__` (the installed distribution's version, "0+unknown" when not installed)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'dpaudit' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dpaudit")
+    except PackageNotFoundError:
+        return "0+unknown"

@@ -9,7 +9,7 @@ of the one interval they compute, as their sources state them.
 from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.clopper_pearson import epsilon_from_rates
-from dpaudit.audit.estimators.gdp import GDP_ASSUMPTION, gdp_epsilon, gdp_from_counts, gdp_lower_bound
+from dpaudit.audit.estimators.gdp import GDP_ASSUMPTION, gdp_from_counts, gdp_lower_bound
 from dpaudit.audit.estimators.held_out import held_out_assumption_bounds, held_out_lower_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound, one_run_p_value
@@ -34,7 +34,6 @@ __all__ = [
     "Split",
     "ThresholdStrategy",
     "epsilon_from_rates",
-    "gdp_epsilon",
     "gdp_from_counts",
     "gdp_lower_bound",
     "held_out_assumption_bounds",

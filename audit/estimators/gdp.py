@@ -27,7 +27,6 @@ from dpaudit.mechanisms.validation import check_delta, check_int, check_probabil
 __all__ = [
     "GDP_ASSUMPTION",
     "check_gdp_delta",
-    "gdp_epsilon",
     "gdp_from_counts",
     "gdp_lower_bound",
     "gdp_result",

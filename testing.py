@@ -1,0 +1,101 @@
+"""A privacy regression check for a library's own test suite: `dpaudit.testing.assert_private`.
+
+```python
+from dpaudit.mechanisms import blackbox
+from dpaudit.testing import assert_private
+
+def test_my_laplace_keeps_its_claim():
+    assert_private(blackbox(my_laplace, epsilon=1.0), [0.0], [1.0])
+```
+
+The check audits with `trials="auto"` (rounds of growing size, each paying
+its share of β = 1 − confidence) and fails the calling test only when a
+violation is certified. Its false-alarm rate is therefore at most
+1 − `confidence` for any mechanism that is (ε, δ)-DP on the pair audited
+(the union bound over rounds of `dpaudit.audit.audits.auto_trials`; the
+held-out bound of Kairouz, Oh and Viswanath, ICML 2015, in each round). A
+pass is not a proof of privacy: it says that this audit, within its budget,
+found no violation. The time is bounded by `max_seconds` (a round that
+would end past it is not started) and the trials by `max_trials`.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from typing import Any
+
+from dpaudit.audit.audits.auto_trials import AutoBudget
+from dpaudit.audit.audits.two_dataset import audit_mechanism
+from dpaudit.audit.results.result import VIOLATION, AuditResult
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.registry import list_mechanisms
+
+__all__ = ["PrivacyViolation", "assert_private"]
+
+MAX_SECONDS = 60.0
+MAX_TRIALS = 4_000_000
+
+
+class PrivacyViolation(AssertionError):
+    """A certified violation: `result` holds the audit (its lower bound is above the claim at `confidence`)."""
+
+    def __init__(self, message: str, result: AuditResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+def assert_private(
+    mechanism: Mechanism,
+    d0: Any = None,
+    d1: Any = None,
+    *,
+    confidence: float = 0.95,
+    max_seconds: float = MAX_SECONDS,
+    max_trials: int = MAX_TRIALS,
+    seed: int = 0,
+) -> AuditResult:
+    """Return the audit of `mechanism` on (d0, d1) when it certifies no violation; raise `PrivacyViolation` otherwise.
+
+    `d0`/`d1` default to the mechanism's worst-case pair. The claim checked
+    is the mechanism's own (`mechanism.claim`). A mechanism that keeps its
+    claim fails with probability at most 1 − `confidence`; the message
+    names the certified ε, the claim, and the command that reproduces the
+    audit (the same seed gives the same audit).
+
+    Raises:
+        PrivacyViolation: an `AssertionError`, so pytest and unittest report a failed test.
+        InvalidParameterError: on bad input (one sentence), as `audit_mechanism`.
+        MechanismError: when the mechanism crashes, as `audit_mechanism`.
+    """
+    budget = AutoBudget(max_trials=max_trials, max_seconds=max_seconds)
+    result = audit_mechanism(mechanism, d0, d1, trials="auto", seed=seed, confidence=confidence, budget=budget)
+    if result.verdict == VIOLATION:
+        raise PrivacyViolation(_message(mechanism, result, d0 is None and d1 is None), result)
+    return result
+
+
+def _message(mechanism: Mechanism, result: AuditResult, default_pair: bool) -> str:
+    """Return the failure message: what was certified against what was claimed, and how to reproduce it."""
+    lb = result.lower_bound
+    lines = [
+        f"{mechanism.name} breaks its claim {result.claim.describe()}: with confidence {lb.confidence:g}, its ε is at least "
+        f"{lb.epsilon:.4f} at δ = {lb.delta:g} ({lb.method}, test {result.test}).",
+        f"Reproduce: {_reproduce(mechanism, result, default_pair)}",
+    ]
+    return "\n".join(lines)
+
+
+def _reproduce(mechanism: Mechanism, result: AuditResult, default_pair: bool) -> str:
+    """Return the command that repeats the audit: the CLI for a built-in on its own pair, else this test."""
+    confidence = result.lower_bound.confidence
+    if default_pair and mechanism.name in list_mechanisms() and mechanism.buggy is not None:
+        params = " ".join(f"--param {shlex.quote(f'{k}={v!r}')}" for k, v in mechanism.params.items())
+        auto = result.lower_bound.details["auto"]
+        return " ".join(filter(None, [
+            f"dpaudit audit {mechanism.name}", params, f"--trials auto --max-trials {auto['max_trials']}",
+            f"--seed {result.seed} --confidence {confidence:g}",
+        ]))
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
+    call = f"audit_mechanism(mechanism, d0, d1, trials='auto', seed={result.seed}, confidence={confidence:g})"
+    return f"pytest {shlex.quote(test)}  (or {call})" if test else call

@@ -1,0 +1,53 @@
+"""`dpaudit.testing.assert_private`: passes correct mechanisms, fails wrong ones with ε and a command that reproduces it."""
+
+import json
+
+import numpy as np
+import pytest
+from dpaudit.audit.cli import main
+from dpaudit.mechanisms import blackbox, get_mechanism
+from dpaudit.testing import PrivacyViolation, assert_private
+from scipy.stats import binom
+
+ONE_ROUND = 100_000
+
+
+def _laplace_sum(scale):
+    def mechanism(data, rng, size=1):
+        return float(np.sum(data)) + rng.laplace(0.0, scale, size)
+    return mechanism
+
+
+def test_a_correct_mechanism_passes_and_its_audit_is_returned():
+    result = assert_private(get_mechanism("laplace", epsilon=1.0), max_trials=4 * ONE_ROUND)
+    assert result.verdict == "consistent" and "auto" in result.lower_bound.details
+
+
+def test_a_wrong_builtin_fails_with_its_certified_epsilon_and_a_cli_command_that_reproduces_it(capsys):
+    mech = get_mechanism("histogram_wrong_sensitivity", epsilon=1.0)
+    with pytest.raises(PrivacyViolation) as caught:
+        assert_private(mech, max_trials=4 * ONE_ROUND, seed=3)
+    message, result = str(caught.value), caught.value.result
+    assert f"{result.lower_bound.epsilon:.4f}" in message and result.lower_bound.epsilon > 1.0
+    command = message.split("Reproduce: ", 1)[1]
+    assert command.startswith("dpaudit audit histogram_wrong_sensitivity")
+    assert main(command.split()[1:] + ["--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["lower_bound"]["epsilon"] == pytest.approx(result.lower_bound.epsilon)
+
+
+def test_a_wrong_user_mechanism_names_the_failing_test():
+    wrong = blackbox(_laplace_sum(0.5), epsilon=1.0, name="half-scale")
+    with pytest.raises(AssertionError, match=r"(?s)half-scale breaks its claim .*Reproduce: pytest .*test_a_wrong_user_mechanism"):
+        assert_private(wrong, [0.0], [1.0], max_trials=4 * ONE_ROUND)
+
+
+def test_a_tight_correct_mechanism_fails_at_most_one_minus_confidence_of_the_time():
+    seeds = 40
+    exact = blackbox(_laplace_sum(1.0), epsilon=1.0, name="exactly-tight")
+    failures = 0
+    for seed in range(seeds):
+        try:
+            assert_private(exact, [0.0], [1.0], max_trials=ONE_ROUND, confidence=0.95, seed=seed)
+        except PrivacyViolation:
+            failures += 1
+    assert failures <= binom.ppf(0.999, seeds, 0.05)
