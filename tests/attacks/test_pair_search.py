@@ -9,7 +9,7 @@ import pytest
 from dpaudit.attacks.pair_search import InputSpace, search_pair, split_patterns, statdp_patterns
 from dpaudit.audit import audit_mechanism
 from dpaudit.audit.audits.selection_policy import projected_bound
-from dpaudit.mechanisms import get_mechanism
+from dpaudit.mechanisms import blackbox, get_mechanism
 from dpaudit.mechanisms.errors import InvalidParameterError
 
 
@@ -70,3 +70,14 @@ def test_search_and_explicit_pair_are_exclusive() -> None:
     mech = get_mechanism("laplace")
     with pytest.raises(InvalidParameterError, match="not both"):
         audit_mechanism(mech, [0.0], [1.0], trials=1000, search=True)
+
+
+def test_pair_search_on_a_black_box_changes_one_record_only():
+    def noisy_sum(data, rng, size):
+        return np.sum(data) + rng.laplace(0.0, 1.0, size)
+
+    mech = blackbox(noisy_sum, epsilon=1.0, default_pair=(np.zeros(5), np.eye(5)[0]))
+    res = audit_mechanism(mech, trials=100_000, seed=0, search=True)
+    assert res.verdict == "consistent"
+    found = res.lower_bound.details["pair_search"]
+    assert np.sum(np.asarray(found["d0"]) != np.asarray(found["d1"])) == 1

@@ -1,4 +1,4 @@
-"""Issue 17, items 1, 3 and 8: pairs that are not neighbours are refused; the data reach the mechanism as given, copied."""
+"""Pairs that are not neighbours are refused; the data reach the mechanism as given, copied."""
 
 import numpy as np
 import pandas as pd

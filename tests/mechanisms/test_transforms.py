@@ -76,3 +76,11 @@ def test_shuffle_outputs_the_sorted_multiset() -> None:
 def test_group_needs_enough_equal_records() -> None:
     with pytest.raises(InvalidParameterError):
         group(randomized_response(epsilon=1.0), 2)
+
+
+def test_subsampling_keeps_each_of_many_records_with_probability_q():
+    # 100 records of value 1, q = 1/2: the sum is Binomial(100, 1/2), standard deviation 5.
+    rng = np.random.default_rng(0)
+    draws = subsample(laplace(epsilon=1000.0), 0.5).sample(np.ones(100), 4000, rng)
+    # The sample standard deviation of 4000 draws is within 5% of 5 with overwhelming probability.
+    assert abs(np.std(draws) - 5.0) < 0.25

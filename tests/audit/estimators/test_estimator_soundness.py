@@ -1,4 +1,4 @@
-"""Soundness of every score estimator across many seeds (issue 16).
+"""Soundness of every score estimator across many seeds.
 
 Under the null (IN and OUT scores from one law, continuous or with ties) a
 positive bound is an error; on exactly tight scores (Laplace-shaped for the

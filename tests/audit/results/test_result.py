@@ -3,7 +3,7 @@
 import pytest
 from dpaudit.attacks.games import MultiRun
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.results.result import AuditResult, MembershipResult, Result
+from dpaudit.audit.results.result import AuditResult, MembershipResult, Result, refutes
 from dpaudit.audit.theory.upper_bound import UpperBound
 from dpaudit.mechanisms.base import Claim
 
@@ -58,3 +58,9 @@ def test_str_is_the_summary_and_shows_the_verdict_and_what_the_bound_means(resul
 def test_json_keys_are_those_outside_code_relies_on():
     assert set(_two_dataset(_lower(1.0)).to_dict()) == TWO_DATASET_KEYS
     assert set(_membership(_lower(1.0)).to_dict()) == MEMBERSHIP_KEYS
+
+
+def test_a_bound_at_a_smaller_delta_does_not_refute_the_claim():
+    claim = Claim(1.0, 1e-3)
+    assert not refutes(LowerBound(epsilon=2.0, confidence=0.95, method="x", delta=0.0), claim)
+    assert refutes(LowerBound(epsilon=2.0, confidence=0.95, method="x", delta=1e-3), claim)

@@ -13,7 +13,7 @@ from dpaudit.audit.audits.selection_policy import (
     discrete_selection_size,
     split_budget,
 )
-from dpaudit.mechanisms import blackbox, get_mechanism
+from dpaudit.mechanisms import InvalidParameterError, blackbox, get_mechanism
 from dpaudit.mechanisms.errors import DPAuditError
 
 
@@ -76,3 +76,8 @@ def test_result_names_its_interval(interval):
     result = audit_mechanism(get_mechanism("laplace"), trials=10_000, seed=0, interval=interval)
     assert result.to_dict()["lower_bound"]["interval"] == interval
     assert result.to_dict()["lower_bound"]["method"] == "clopper-pearson"
+
+
+def test_mechanisms_calibrated_to_a_public_count_refuse_other_lengths():
+    with pytest.raises(InvalidParameterError, match="calibrated to 10 records"):
+        audit_mechanism(get_mechanism("clipped_mean"), [0.0, 0.0], [0.0, 1.0], trials=100)

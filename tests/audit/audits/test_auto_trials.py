@@ -1,4 +1,4 @@
-"""Issue 17, item 7: `trials="auto"` grows the trial count in rounds, paid for by a union bound; no guessing the count."""
+"""`trials="auto"` grows the trial count in rounds, paid for by a union bound; no guessing the count."""
 
 import json
 
@@ -11,7 +11,7 @@ from dpaudit.mechanisms import InvalidParameterError, blackbox, get_mechanism
 
 
 def exact_answer_sometimes(p):
-    """Laplace(1) on a count, but the exact count with probability `p`: not (1, δ)-DP for δ < p (issue 17, item 7)."""
+    """Laplace(1) on a count, but the exact count with probability `p`: not (1, δ)-DP for δ < p."""
 
     def release(data, rng, size):
         out = np.sum(data) + rng.laplace(0.0, 1.0, size)

@@ -1,4 +1,4 @@
-"""One-run estimator (Steinke, Nasr, Jagielski): p-value, inversion, guesses, issue 5 checks."""
+"""One-run estimator (Steinke, Nasr, Jagielski): p-value, inversion, guesses."""
 
 import numpy as np
 import pytest

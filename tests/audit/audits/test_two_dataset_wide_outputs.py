@@ -1,4 +1,4 @@
-"""Issue 17, item 6: a leak in one coordinate of a wide output is found, in bounded memory."""
+"""A leak in one coordinate of a wide output is found, in bounded memory."""
 
 import numpy as np
 import pytest
