@@ -4,19 +4,28 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
+from typing import TYPE_CHECKING
 
-from dpaudit.audit.audits.auto_trials import AUTO, MAX_TRIALS, TIGHT, AutoBudget
-from dpaudit.audit.audits.two_dataset import INTERVALS, audit_mechanism
 from dpaudit.audit.cli import CRASH
-from dpaudit.audit.cli.common import add_mechanism_arguments, parse_params, resolve_mechanism
-from dpaudit.audit.execution.progress import trial_progress, wanted
-from dpaudit.audit.execution.runner import AuditInterrupted
-from dpaudit.audit.execution.time_limit import Limit, TimeLimit, time_limit
-from dpaudit.audit.results.result import VIOLATION, AuditResult
-from dpaudit.mechanisms.errors import MechanismError
-from rich.console import Console
+from dpaudit.audit.cli.common import (
+    LazyChoices,
+    add_confidence,
+    add_execution_arguments,
+    add_mechanism_arguments,
+    add_output_arguments,
+    check_output_paths,
+    emit,
+    mechanism_of,
+    progress_wanted,
+    show,
+)
+
+if TYPE_CHECKING:
+    from dpaudit.audit.execution.runner import AuditInterrupted
+    from dpaudit.audit.execution.time_limit import Limit
+
+INTERVALS = LazyChoices("dpaudit.audit.audits.two_dataset", "INTERVALS")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,17 +33,22 @@ def run(args: argparse.Namespace) -> int:
 
     What the mechanism prints while it runs goes to stderr, so stdout holds the result alone.
     """
-    mech = resolve_mechanism(args.name, parse_params(args.param), args.epsilon, args.delta)
-    if args.report:
-        from dpaudit.audit.results.report import check_report_path  # matplotlib loads only when a report is asked for
+    from dpaudit.audit.audits.auto_trials import AUTO, AutoBudget
+    from dpaudit.audit.audits.two_dataset import audit_mechanism
+    from dpaudit.audit.execution.progress import trial_progress
+    from dpaudit.audit.execution.runner import AuditInterrupted
+    from dpaudit.audit.execution.time_limit import Limit, TimeLimit, time_limit
+    from dpaudit.mechanisms.errors import MechanismError
 
-        check_report_path(args.report)
-    budget = AutoBudget(max_trials=args.max_trials, max_seconds=args.max_seconds, tight=args.tight)
+    mech = mechanism_of(args)
+    check_output_paths(args)
+    given = {"max_trials": args.max_trials, "max_seconds": args.max_seconds, "tight": args.tight}
+    budget = AutoBudget(**{key: value for key, value in given.items() if value is not None})
     total = budget.max_trials if args.trials == AUTO else args.trials
     limit = Limit(args.timeout)
     try:
         with time_limit(limit), contextlib.redirect_stdout(sys.stderr), \
-                trial_progress(total, label=f"auditing {mech.name}", enabled=wanted(quiet=args.quiet)) as progress:
+                trial_progress(total, label=f"auditing {mech.name}", enabled=progress_wanted(args)) as progress:
             result = audit_mechanism(
                 mech, trials=args.trials, seed=args.seed, confidence=args.confidence,
                 progress=progress, workers=args.workers, scheduler=args.scheduler, search=args.search,
@@ -47,12 +61,7 @@ def run(args: argparse.Namespace) -> int:
             f"Mechanism '{mech.name}' did not finish within the --timeout of {limit.seconds:g} seconds, "
             "before any held-out trial."
         ) from None
-    show(result, args.json)
-    if args.report:
-        from dpaudit.audit.results.report import write_report
-
-        write_report(result, args.report, event=mech.event)
-    return 1 if result.verdict == VIOLATION else 0
+    return emit(result, args, event=mech.event)
 
 
 def _stopped_early(stop: AuditInterrupted, limit: Limit, name: str, as_json: bool) -> int:
@@ -60,6 +69,9 @@ def _stopped_early(stop: AuditInterrupted, limit: Limit, name: str, as_json: boo
 
     Ctrl-C: 130. Time limit: 1 if those trials certify a violation, else 3 (the mechanism hung).
     """
+    from dpaudit.audit.results.result import VIOLATION
+    from dpaudit.mechanisms.errors import MechanismError
+
     if stop.result is None and limit.expired:
         raise MechanismError(f"Mechanism '{name}' did not finish within the --timeout of {limit.seconds:g} seconds.")
     if stop.result is None:
@@ -75,6 +87,8 @@ def _stopped_early(stop: AuditInterrupted, limit: Limit, name: str, as_json: boo
 
 def _trials_argument(text: str) -> int | str:
     """Return `text` as a trial count (integers written as 1000000, 1e6 or 1_000_000), or "auto"."""
+    from dpaudit.audit.audits.auto_trials import AUTO
+
     if text.strip().lower() == AUTO:
         return AUTO
     try:
@@ -86,38 +100,25 @@ def _trials_argument(text: str) -> int | str:
     return int(value)
 
 
-def show(result: AuditResult, as_json: bool) -> None:
-    """Print the result as JSON or as a table."""
-    if as_json:
-        print(json.dumps(result.to_dict(), indent=2))
-    else:
-        Console().print(result.table())
-
-
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `audit` subcommand."""
-    parser = subparsers.add_parser("audit", help="audit one mechanism on its worst-case neighbouring pair")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of `dpaudit audit`."""
     add_mechanism_arguments(parser)
     parser.add_argument("--trials", type=_trials_argument, default=1_000_000,
                         help="outputs drawn per dataset (default 10^6; 1e6 is fine), or 'auto': rounds of growing size"
                              " until a violation is certified or the budget is spent")
-    parser.add_argument("--max-trials", type=_trials_argument, default=MAX_TRIALS,
+    parser.add_argument("--max-trials", type=_trials_argument,
                         help="with --trials auto: trials per dataset over all rounds (default 2e7)")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="stop a mechanism that hangs after SECONDS; the trials that finished give the bound")
     parser.add_argument("--max-seconds", type=float, help="with --trials auto: no round starts that would end later")
-    parser.add_argument("--tight", type=float, default=TIGHT,
+    parser.add_argument("--tight", type=float,
                         help="with --trials auto: also stop once the bound reaches this fraction of the claimed ε (default 1)")
-    parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--json", action="store_true", help="print the JSON result")
-    parser.add_argument("--report", metavar="FILE", help="write a report with the privacy-region plot (.html or .md)")
-    parser.add_argument("--workers", type=int, help="run on N local Dask worker processes (needs dpaudit[dask])")
-    parser.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster at ADDRESS (needs dpaudit[dask])")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_confidence(parser)
+    add_output_arguments(parser, save=False, report="privacy-region plot")
+    add_execution_arguments(parser)
     parser.add_argument("--search", action="store_true",
                         help="search the neighbouring pair among StatDP's patterns (extra trials, separate seed stream)")
-    parser.add_argument("--interval", choices=INTERVALS, default="two-rates",
+    parser.add_argument("--interval", choices=INTERVALS, metavar="KIND", default="two-rates",
                         help="two-rates (default, conservative), ratio (pure ε only: one exact interval on the ratio"
                              " of Poisson counts, about a third of the samples for the same bound) or bands (scalar"
                              " outputs: no selection split, the threshold chosen after all outputs are counted)")

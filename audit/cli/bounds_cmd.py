@@ -1,4 +1,9 @@
-"""`dpaudit bounds ...`: a calculator printing every applicable theory bound side by side."""
+"""`dpaudit bounds KIND ...`: a calculator printing every applicable theory bound side by side.
+
+Each KIND is one entry of `KINDS`: its help line, the function adding its
+arguments, and the function computing its rows. A new calculator is one
+entry. The theory and `dp_accounting` load only when a calculator runs.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +11,14 @@ import argparse
 import dataclasses
 import json
 import math
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
-from dp_accounting import dp_event
-from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
-from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
-from dpaudit.audit import theory
-from dpaudit.audit.results.render import fmt
-from dpaudit.audit.theory.composition import RDP_ORDERS
+from dpaudit.audit.cli.common import Container
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
-from rich.console import Console
-from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 _DEFAULT_ALPHAS = (2.0, 5.0, 10.0, 32.0)
 
@@ -45,6 +46,8 @@ def _owner(args: argparse.Namespace) -> str:
 
 def _compose_rows(args: argparse.Namespace) -> list[Row]:
     """k-fold composition of an (ε, δ0)-DP mechanism, at total δ."""
+    from dpaudit.audit import theory
+
     owner = _owner(args)
     eps = check_epsilon(args.epsilon, owner, "--epsilon")
     k = check_int(args.k, "--k", owner)
@@ -95,6 +98,11 @@ def _numerical_row(bound: str, k: int, compute: Callable[[], float], theorem: st
 
 def _gaussian_rows(args: argparse.Namespace) -> list[Row]:
     """ε at δ of k compositions of the Gaussian mechanism with noise σ and ℓ2-sensitivity Δ."""
+    from dp_accounting import dp_event
+    from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
+    from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant
+    from dpaudit.audit import theory
+
     owner = _owner(args)
     sigma = check_real(args.sigma, "--sigma", owner, low=0.0, low_open=True)
     sens = check_real(args.sensitivity, "--sensitivity", owner, low=0.0, low_open=True)
@@ -120,6 +128,8 @@ def _gaussian_rows(args: argparse.Namespace) -> list[Row]:
 
 def _calibrate_gaussian_rows(args: argparse.Namespace) -> list[Row]:
     """σ needed for (ε, δ)-DP: analytic (exact) against the classical formula."""
+    from dpaudit.audit import theory
+
     owner = _owner(args)
     eps = check_real(args.epsilon, "--epsilon", owner, low=0.0, low_open=True)
     delta = check_real(args.delta, "--delta", owner, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -137,6 +147,8 @@ def _calibrate_gaussian_rows(args: argparse.Namespace) -> list[Row]:
 
 def _subsample_rows(args: argparse.Namespace) -> list[Row]:
     """Amplification by Poisson subsampling with rate q."""
+    from dpaudit.audit import theory
+
     owner = _owner(args)
     eps = check_epsilon(args.epsilon, owner, "--epsilon")
     d0 = check_delta(args.delta_each, owner, "--delta-each")
@@ -155,6 +167,8 @@ def _subsample_rows(args: argparse.Namespace) -> list[Row]:
 
 def _shuffle_rows(args: argparse.Namespace) -> list[Row]:
     """Amplification by shuffling n reports of an ε0-LDP randomizer."""
+    from dpaudit.audit import theory
+
     owner = _owner(args)
     eps0 = check_epsilon(args.epsilon0, owner, "--epsilon0")
     n = check_int(args.n, "--n", owner)
@@ -170,6 +184,8 @@ def _shuffle_rows(args: argparse.Namespace) -> list[Row]:
 
 def _group_rows(args: argparse.Namespace) -> list[Row]:
     """Group privacy for datasets k records apart."""
+    from dpaudit.audit import theory
+
     owner = _owner(args)
     eps = check_epsilon(args.epsilon, owner, "--epsilon")
     delta = check_delta(args.delta, owner, "--delta")
@@ -183,6 +199,9 @@ def _group_rows(args: argparse.Namespace) -> list[Row]:
 
 def _convert_rows(args: argparse.Namespace) -> list[Row]:
     """Pure ε → zCDP and RDP (tight), and zCDP → (ε, δ) in both forms."""
+    from dpaudit.audit import theory
+    from dpaudit.audit.theory.composition import RDP_ORDERS
+
     owner = _owner(args)
     delta = None if args.delta is None else check_real(
         args.delta, "--delta", owner, low=0.0, high=1.0, low_open=True, high_open=True)
@@ -212,6 +231,8 @@ def _convert_rows(args: argparse.Namespace) -> list[Row]:
 
 
 def _zcdp_rows(rho: float, delta: float) -> list[Row]:
+    from dpaudit.audit import theory
+
     return [
         Row("zCDP → (ε, δ) (CKS)", theory.zcdp_to_dp(rho=rho, delta=delta),
             f"ρ = {rho:.5g}; Canonne, Kamath, Steinke 2020, Cor. 13", delta),
@@ -222,6 +243,9 @@ def _zcdp_rows(rho: float, delta: float) -> list[Row]:
 
 def render(title: str, rows: list[Row]) -> Table:
     """Return the rich table of `rows`."""
+    from dpaudit.audit.results.render import fmt
+    from rich.table import Table
+
     table = Table(title=title)
     for column, justify in (("bound", "left"), ("quantity", "left"), ("value", "right"), ("δ", "right"),
                             ("theorem", "left")):
@@ -232,69 +256,108 @@ def render(title: str, rows: list[Row]) -> Table:
     return table
 
 
-_SUBCOMMANDS: dict[str, tuple[Callable[[argparse.Namespace], list[Row]], str]] = {
-    "compose": (_compose_rows, "k-fold composition of an (ε, δ)-DP mechanism"),
-    "gaussian": (_gaussian_rows, "ε(δ) of the Gaussian mechanism (k-fold)"),
-    "calibrate-gaussian": (_calibrate_gaussian_rows, "σ for (ε, δ)-DP: analytic vs classical"),
-    "subsample": (_subsample_rows, "amplification by Poisson subsampling"),
-    "shuffle": (_shuffle_rows, "amplification by shuffling (Feldman, McMillan, Talwar)"),
-    "group": (_group_rows, "group privacy for k records"),
-    "convert": (_convert_rows, "pure → zCDP / RDP, zCDP → (ε, δ)"),
+def _epsilon_of_one(add: Callable[..., Any]) -> None:
+    add("--epsilon", type=float, required=True, help="ε of one mechanism")
+
+
+def _target_delta(add: Callable[..., Any], what: str = "target δ") -> None:
+    add("--delta", type=float, default=1e-5, help=f"{what} (default 1e-5)")
+
+
+def _sensitivity(add: Callable[..., Any]) -> None:
+    add("--sensitivity", type=float, default=1.0, help="ℓ2-sensitivity (default 1)")
+
+
+def _compose_arguments(add: Callable[..., Any]) -> None:
+    _epsilon_of_one(add)
+    add("--k", type=int, required=True, help="number of mechanisms composed")
+    _target_delta(add, "target total δ")
+    add("--delta-each", type=float, default=0.0, help="δ of each mechanism (default 0)")
+
+
+def _gaussian_arguments(add: Callable[..., Any]) -> None:
+    add("--sigma", type=float, required=True, help="standard deviation of the noise")
+    _sensitivity(add)
+    add("--k", type=int, default=1, help="number of compositions (default 1)")
+    _target_delta(add)
+
+
+def _calibrate_gaussian_arguments(add: Callable[..., Any]) -> None:
+    add("--epsilon", type=float, required=True, help="target ε")
+    _target_delta(add)
+    _sensitivity(add)
+
+
+def _subsample_arguments(add: Callable[..., Any]) -> None:
+    _epsilon_of_one(add)
+    add("--q", type=float, required=True, help="Poisson sampling rate")
+    add("--delta-each", type=float, default=0.0, help="δ of the mechanism (default 0)")
+
+
+def _shuffle_arguments(add: Callable[..., Any]) -> None:
+    add("--epsilon0", type=float, required=True, help="ε0 of the local randomizer")
+    add("--n", type=int, required=True, help="number of users")
+    _target_delta(add)
+
+
+def _group_arguments(add: Callable[..., Any]) -> None:
+    _epsilon_of_one(add)
+    add("--delta", type=float, default=0.0, help="δ of the mechanism (default 0)")
+    add("--k", type=int, required=True, help="group size (records apart)")
+
+
+def _convert_arguments(add: Callable[..., Any]) -> None:
+    add("--epsilon", type=float, help="pure ε to convert")
+    add("--rho", type=float, help="zCDP ρ to convert")
+    add("--alpha", type=float, action="append", help="Rényi order (repeatable; default 2, 5, 10, 32)")
+    add("--delta", type=float, help="δ for conversions to (ε, δ)")
+
+
+class Kind(NamedTuple):
+    """One calculator: its help line, the function adding its arguments, and the function computing its rows."""
+
+    help: str
+    add_arguments: Callable[[Callable[..., Any]], None]
+    rows: Callable[[argparse.Namespace], list[Row]]
+
+
+KINDS: dict[str, Kind] = {
+    "compose": Kind("k-fold composition of an (ε, δ)-DP mechanism", _compose_arguments, _compose_rows),
+    "gaussian": Kind("ε(δ) of the Gaussian mechanism (k-fold)", _gaussian_arguments, _gaussian_rows),
+    "calibrate-gaussian": Kind("σ for (ε, δ)-DP: analytic vs classical", _calibrate_gaussian_arguments,
+                               _calibrate_gaussian_rows),
+    "subsample": Kind("amplification by Poisson subsampling", _subsample_arguments, _subsample_rows),
+    "shuffle": Kind("amplification by shuffling (Feldman, McMillan, Talwar)", _shuffle_arguments, _shuffle_rows),
+    "group": Kind("group privacy for k records", _group_arguments, _group_rows),
+    "convert": Kind("pure → zCDP / RDP, zCDP → (ε, δ)", _convert_arguments, _convert_rows),
 }
+"""KIND of `dpaudit bounds KIND` → its calculator."""
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the bounds of the chosen subcommand as a table (or JSON); return 0."""
-    rows_of, title = _SUBCOMMANDS[args.bounds_command]
-    rows = rows_of(args)
+    """Print the bounds of the chosen calculator as a table (or JSON); return 0."""
+    kind = KINDS[args.bounds_command]
+    rows = kind.rows(args)
     if args.json:
         inputs = {k: v for k, v in vars(args).items() if k not in ("run", "json", "command", "bounds_command")}
         print(json.dumps({"command": args.bounds_command, "inputs": inputs,
                           "bounds": [row.to_dict() for row in rows]}, indent=2, ensure_ascii=False))
     else:
-        Console().print(render(f"dpaudit bounds {args.bounds_command}: {title}", rows))
+        from rich.console import Console
+
+        Console().print(render(f"dpaudit bounds {args.bounds_command}: {kind.help}", rows))
     return 0
 
 
-def _add_arguments(name: str, parser: argparse.ArgumentParser) -> None:
-    add = parser.add_argument
-    if name in ("compose", "subsample", "group"):
-        add("--epsilon", type=float, required=True, help="ε of one mechanism")
-    if name == "compose":
-        add("--k", type=int, required=True, help="number of mechanisms composed")
-        add("--delta", type=float, default=1e-5, help="target total δ (default 1e-5)")
-        add("--delta-each", type=float, default=0.0, help="δ of each mechanism (default 0)")
-    if name == "gaussian":
-        add("--sigma", type=float, required=True, help="standard deviation of the noise")
-        add("--sensitivity", type=float, default=1.0, help="ℓ2-sensitivity (default 1)")
-        add("--k", type=int, default=1, help="number of compositions (default 1)")
-        add("--delta", type=float, default=1e-5, help="target δ (default 1e-5)")
-    if name == "calibrate-gaussian":
-        add("--epsilon", type=float, required=True, help="target ε")
-        add("--delta", type=float, default=1e-5, help="target δ (default 1e-5)")
-        add("--sensitivity", type=float, default=1.0, help="ℓ2-sensitivity (default 1)")
-    if name == "subsample":
-        add("--q", type=float, required=True, help="Poisson sampling rate")
-        add("--delta-each", type=float, default=0.0, help="δ of the mechanism (default 0)")
-    if name == "shuffle":
-        add("--epsilon0", type=float, required=True, help="ε0 of the local randomizer")
-        add("--n", type=int, required=True, help="number of users")
-        add("--delta", type=float, default=1e-5, help="target δ (default 1e-5)")
-    if name == "group":
-        add("--delta", type=float, default=0.0, help="δ of the mechanism (default 0)")
-        add("--k", type=int, required=True, help="group size (records apart)")
-    if name == "convert":
-        add("--epsilon", type=float, help="pure ε to convert")
-        add("--rho", type=float, help="zCDP ρ to convert")
-        add("--alpha", type=float, action="append", help="Rényi order (repeatable; default 2, 5, 10, 32)")
-        add("--delta", type=float, help="δ for conversions to (ε, δ)")
-    add("--json", action="store_true", help="print JSON")
+def _add_kind(parser: Container, kind: Kind) -> None:
+    """Add `kind`'s arguments, then --json, to its parser."""
+    kind.add_arguments(parser.add_argument)
+    parser.add_argument("--json", action="store_true", help="print JSON")
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `bounds` subcommand and its calculators."""
-    parser = subparsers.add_parser("bounds", help="theory upper bounds side by side (composition, amplification, ...)")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the calculators of `dpaudit bounds` as its subcommands."""
     inner = parser.add_subparsers(dest="bounds_command", required=True, metavar="KIND")
-    for name, (_, help_text) in _SUBCOMMANDS.items():
-        _add_arguments(name, inner.add_parser(name, help=help_text, description=help_text))
+    for name, kind in KINDS.items():
+        _add_kind(inner.add_parser(name, help=kind.help, description=kind.help), kind)
     parser.set_defaults(run=run)

@@ -1,15 +1,89 @@
-"""Argument helpers shared by the subcommands: mechanism resolution and `--param k=v` parsing."""
+"""What the subcommands share: one definition of each common flag, and the code that turns flags into API objects.
+
+One flag, one meaning, on every subcommand that has it:
+
+- the game: `--runs R` (multi-run), `--one-run` with `--canaries m`,
+  `--k-plus`, `--k-minus` (one-run) → `MultiRun` / `OneRun` (`game_and_bound`);
+- the bound: `--estimator`, `--confidence`, `--at-delta` (δ of the bound;
+  `--delta` is what a built-in is calibrated to, i.e. the claim's δ) → `Bound`;
+- the mechanism: NAME (a built-in or module:attr), `--param`, `--epsilon`, `--delta`;
+- output: `--seed`, `--json`, `--quiet` (nothing on stderr but warnings and
+  errors: no progress bar, no status line), `--save`, `--report`; where work is distributed, `--workers` and
+  `--scheduler`; `--out DIR` is always an output folder.
+
+Start-up: nothing here imports numpy or an audit module at import time.
+The choices whose home is a heavy module (estimator names, canary modes,
+two-dataset intervals) are `LazyChoices`, read from that home only when an
+argument is checked against them; the audit entry points are imported
+inside each subcommand's `run(args)`.
+"""
 
 from __future__ import annotations
 
 import argparse
 import ast
+import copy
+import dataclasses
 import importlib
-from typing import Any, Sequence
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Iterator
 
-from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms.errors import InvalidParameterError, UnknownMechanismError
-from dpaudit.mechanisms.registry import get_mechanism
+if TYPE_CHECKING:
+    from dpaudit.attacks.games import Game
+    from dpaudit.attacks.observations import Observations
+    from dpaudit.audit.estimators.certify import Bound
+    from dpaudit.audit.results.result import Result
+    from dpaudit.mechanisms.base import Mechanism
+
+Container = argparse._ActionsContainer
+"""A parser or one of its argument groups."""
+
+
+class LazyChoices(Sequence):
+    """The allowed values of a flag, read from their home (`module.attribute`) the first time they are needed.
+
+    argparse reads choices only to check a value given on the command line
+    or to write an error listing them (give the flag a `metavar`, so that
+    building the parser does not read them either); until then the home
+    module, often a heavy one, is not imported.
+    """
+
+    def __init__(self, module: str, attribute: str) -> None:
+        self.module, self.attribute = module, attribute
+
+    def values(self) -> tuple[str, ...]:
+        """Return the choices, importing their home module."""
+        return tuple(getattr(importlib.import_module(self.module), self.attribute))
+
+    def __contains__(self, value: object) -> bool:
+        return value in self.values()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.values())
+
+    def __len__(self) -> int:
+        return len(self.values())
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.values()[index]
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help layout, except that writing a flag's help never reads its `LazyChoices` (name them in the help)."""
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        if isinstance(action.choices, LazyChoices):
+            action = copy.copy(action)
+            action.choices = None
+        return super()._expand_help(action)
+
+
+ESTIMATORS = LazyChoices("dpaudit.audit.estimators.certify", "ESTIMATORS")
+"""The four estimator names, as `dpaudit.audit.estimators.certify.ESTIMATORS` has them."""
+
+
+# ---- mechanism resolution and --param
 
 
 def _parse_value(text: str) -> Any:
@@ -22,6 +96,8 @@ def _parse_value(text: str) -> Any:
 
 def parse_params(pairs: Sequence[str] | None) -> dict[str, Any]:
     """Return the `--param k=v` pairs as a dict of parsed values."""
+    from dpaudit.mechanisms.errors import InvalidParameterError
+
     params: dict[str, Any] = {}
     for pair in pairs or ():
         key, sep, value = pair.partition("=")
@@ -33,6 +109,8 @@ def parse_params(pairs: Sequence[str] | None) -> dict[str, Any]:
 
 def load_attribute(reference: str) -> Any:
     """Return the object named by `module:attr`, or raise `UnknownMechanismError` saying why not."""
+    from dpaudit.mechanisms.errors import UnknownMechanismError
+
     module_name, _, attr = reference.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -53,6 +131,10 @@ def resolve_mechanism(
     claim); for `module:attr` (a `Mechanism`, or a factory returning one) they
     override the claim to test.
     """
+    from dpaudit.mechanisms.base import Mechanism
+    from dpaudit.mechanisms.errors import InvalidParameterError, UnknownMechanismError
+    from dpaudit.mechanisms.registry import get_mechanism
+
     if ":" not in name:
         if epsilon is not None:
             params.setdefault("epsilon", epsilon)
@@ -76,6 +158,8 @@ def resolve_mechanism(
 
 def _call_factory(name: str, factory: Any, params: dict[str, Any]) -> Any:
     """Return factory(**params), or raise `UnknownMechanismError` when it is not a working factory."""
+    from dpaudit.mechanisms.errors import UnknownMechanismError
+
     try:
         return factory(**params)
     except Exception as exc:  # user code: any failure becomes one sentence
@@ -86,9 +170,207 @@ def _call_factory(name: str, factory: Any, params: dict[str, Any]) -> Any:
         ) from exc
 
 
-def add_mechanism_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add NAME, --param, --epsilon and --delta to `parser`."""
-    parser.add_argument("name", metavar="NAME", help="a built-in mechanism (see `dpaudit list`) or module:attr")
+def mechanism_of(args: argparse.Namespace, params: dict[str, Any] | None = None) -> Mechanism:
+    """Return the mechanism NAME names, with --param (or `params`), --epsilon and --delta applied."""
+    return resolve_mechanism(args.name, parse_params(args.param) if params is None else params, args.epsilon, args.delta)
+
+
+# ---- flag definitions
+
+
+def add_mechanism_arguments(parser: Container, *, optional: bool = False,
+                            name_help: str = "a built-in mechanism (see `dpaudit list`) or module:attr") -> None:
+    """Add NAME (optional with `optional`), --param, --epsilon and --delta."""
+    parser.add_argument("name", metavar="NAME", nargs="?" if optional else None, help=name_help)
     parser.add_argument("--param", action="append", metavar="K=V", help="a mechanism parameter (repeatable)")
-    parser.add_argument("--epsilon", type=float, help="ε the built-in is calibrated to, or the claim to test")
-    parser.add_argument("--delta", type=float, help="δ the built-in is calibrated to, or the claim to test")
+    parser.add_argument("--epsilon", type=float, help="ε a built-in is calibrated to; else the claim to test")
+    add_claim_delta(parser)
+
+
+def add_claim_delta(parser: Container, *, default: float | None = None, help: str | None = None) -> None:
+    """Add --delta: δ a built-in is calibrated to, i.e. the claim's δ (never the δ of the bound: --at-delta)."""
+    parser.add_argument("--delta", type=float, default=default,
+                        help=help or "δ a built-in is calibrated to, or the claim's δ")
+
+
+@dataclasses.dataclass(frozen=True)
+class GameFlags:
+    """A subcommand's defaults for the game flags: R runs (multi-run), m canaries (one-run; None: the audit's choice)."""
+
+    runs: int
+    canaries: int | None
+    canaries_default: str = ""
+    """How --help states the default of --canaries (default: the number)."""
+
+
+def add_game_arguments(parser: Container, flags: GameFlags) -> None:
+    """Add the game: --runs (multi-run), --one-run with --canaries, --k-plus, --k-minus."""
+    parser.add_argument("--runs", type=int, metavar="R", help=f"multi-run: the number of runs (default {flags.runs:,})")
+    parser.add_argument("--one-run", action="store_true",
+                        help="play the one-run game: m canaries, each in with probability ½, in one run")
+    parser.add_argument("--canaries", type=int, metavar="M",
+                        help=f"one-run: the number of canaries m (default {flags.canaries_default or flags.canaries})")
+    parser.add_argument("--k-plus", type=int, metavar="K", help="one-run: guess IN for the k+ highest scores (fixed in advance)")
+    parser.add_argument("--k-minus", type=int, metavar="K", help="one-run: guess OUT for the k− lowest scores (fixed in advance)")
+
+
+def add_confidence(parser: Container) -> None:
+    """Add --confidence (1 − β of the lower bound)."""
+    parser.add_argument("--confidence", type=float, default=0.95, help="confidence of the lower bound (default 0.95)")
+
+
+def add_bound_arguments(parser: Container) -> None:
+    """Add how a membership game is certified: --estimator, --confidence, --at-delta."""
+    parser.add_argument("--estimator", choices=ESTIMATORS, metavar="NAME",
+                        help="threshold or gdp (multi-run; default threshold), one-run or one-run-fdp "
+                             "(one-run; default one-run); gdp and one-run-fdp assume a Gaussian trade-off")
+    add_confidence(parser)
+    parser.add_argument("--at-delta", type=float, metavar="DELTA",
+                        help="δ of the lower bound (default: the claim's δ)")
+
+
+def add_scorer(parser: Container, *, help: str, choices: Sequence[str] | None = None, default: str | None = None,
+               score_alias: bool = False) -> None:
+    """Add --scorer (how the game's outputs are scored); `score_alias`: also the deprecated, hidden --score."""
+    parser.add_argument("--scorer", choices=choices, default=default, help=help)
+    if score_alias:
+        parser.add_argument("--score", dest="scorer", choices=choices, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def add_seed(parser: Container) -> None:
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+
+
+def add_json(parser: Container) -> None:
+    parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+
+
+def add_quiet(parser: Container) -> None:
+    parser.add_argument("--quiet", action="store_true",
+                        help="nothing on stderr but warnings and errors (no progress bar, no status line)")
+
+
+def add_save(parser: Container) -> None:
+    parser.add_argument("--save", metavar="FILE", help="also write the game's scores and truth (.json or .npz)")
+
+
+SCORE_REPORT = "score histograms and ROC"
+"""What the report of a membership audit shows."""
+
+
+def add_report(parser: Container, what: str = SCORE_REPORT) -> None:
+    parser.add_argument("--report", metavar="FILE", help=f"write a report with the {what} (.html or .md)")
+
+
+def add_output_arguments(parser: Container, *, save: bool = True, report: str | None = SCORE_REPORT) -> None:
+    """Add --seed, --json, --quiet, and --save (with `save`) and --report (unless `report` is None)."""
+    add_seed(parser)
+    add_json(parser)
+    add_quiet(parser)
+    if save:
+        add_save(parser)
+    if report is not None:
+        add_report(parser, report)
+
+
+def add_membership_arguments(parser: Container, flags: GameFlags) -> None:
+    """Add the flags every membership audit shares: the game, the bound and the output."""
+    add_game_arguments(parser, flags)
+    add_bound_arguments(parser)
+    add_output_arguments(parser)
+
+
+def add_execution_arguments(parser: Container) -> None:
+    """Add where the work runs: --workers N (a local Dask cluster) or --scheduler ADDRESS (a running one)."""
+    parser.add_argument("--workers", type=int, metavar="N",
+                        help="run on a local Dask cluster of N worker processes (needs dpaudit[dask])")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="run on the Dask cluster whose scheduler is at ADDRESS (needs dpaudit[dask])")
+
+
+def add_output_folder(parser: Container, what: str, default: str | None = None) -> None:
+    """Add --out DIR, an output folder (never a folder to resume from: that is dpsgd's --store)."""
+    parser.add_argument("--out", metavar="DIR", default=default, help=f"output folder: {what}")
+
+
+# ---- flags → API objects
+
+
+def game_and_bound(args: argparse.Namespace, flags: GameFlags | None, *, delta: float | None) -> tuple[Game, Bound]:
+    """Return the game (`MultiRun` or `OneRun`) and the `Bound` that the flags ask for.
+
+    `flags`: the subcommand's defaults; None for saved scores, whose game
+    takes its size from the scores (so --runs and --canaries are refused).
+    `delta`: the δ of the bound (None: the claim's).
+
+    Raises:
+        InvalidParameterError: flags or an estimator of the other game, or a bad value (one sentence).
+    """
+    from dpaudit.attacks.games import MultiRun, OneRun
+    from dpaudit.audit.estimators.certify import Bound
+    from dpaudit.mechanisms.errors import InvalidParameterError
+
+    one_run = args.one_run
+    if one_run and args.runs is not None:
+        raise InvalidParameterError("--runs sets the multi-run game; with --one-run, give --canaries instead.")
+    if not one_run and (args.canaries is not None or args.k_plus is not None or args.k_minus is not None):
+        raise InvalidParameterError("--canaries, --k-plus and --k-minus set the one-run game; add --one-run.")
+    if flags is None:
+        if args.runs is not None or args.canaries is not None:
+            raise InvalidParameterError("With --scores the game's size is that of the saved scores; drop --runs and --canaries.")
+        game = OneRun.with_guesses(None, args.k_plus, args.k_minus) if one_run else MultiRun()
+    elif one_run:
+        game = OneRun.with_guesses(flags.canaries if args.canaries is None else args.canaries, args.k_plus, args.k_minus)
+    else:
+        game = MultiRun(flags.runs if args.runs is None else args.runs)
+    bound = Bound(estimator=args.estimator, confidence=args.confidence, delta=delta)
+    bound.estimator_for(game, 1.0 if delta is None else delta)  # an estimator of the other game fails before any work
+    return game, bound
+
+
+def check_output_paths(args: argparse.Namespace) -> None:
+    """Raise before any work when --save or --report names a file that cannot be written."""
+    if getattr(args, "save", None):
+        from dpaudit.attacks.observations import Observations
+
+        Observations.check_path(args.save)
+    if getattr(args, "report", None):
+        from dpaudit.audit.results.pages import check_report_path
+
+        check_report_path(args.report)
+
+
+def progress_wanted(args: argparse.Namespace) -> bool:
+    """Return True when a progress bar may be drawn: not --quiet, and stderr is a terminal."""
+    from dpaudit.audit.execution.progress import wanted
+
+    return wanted(quiet=args.quiet)
+
+
+def show(result: Result, as_json: bool) -> None:
+    """Print the result as JSON, or as its table."""
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        from rich.console import Console
+
+        Console().print(result.table())
+
+
+def emit(result: Result, args: argparse.Namespace, *, event: Any = None) -> int:
+    """Print the result (JSON with --json), then write its observations (--save) and its report (--report).
+
+    Returns the exit status of the verdict: 1 on a violation (certified
+    by an assumption-free bound), else 0.
+    """
+    from dpaudit.audit.results.result import VIOLATION
+
+    show(result, args.json)
+    observations: Observations | None = getattr(result, "observations", None)
+    if getattr(args, "save", None) and observations is not None:
+        observations.save(args.save)
+    if args.report:
+        from dpaudit.audit.results.report import write_report
+
+        write_report(result, args.report, event=event)
+    return 1 if result.verdict == VIOLATION else 0

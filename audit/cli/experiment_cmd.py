@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dpaudit.audit.cli.experiment_registry import experiment_names, get_experiment, run_experiment
-from rich.console import Console
+from dpaudit.audit.cli.common import add_output_folder, add_seed
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the experiment (or list them when NAME is left out); return 0."""
+    from dpaudit.audit.cli.experiment_registry import experiment_names, get_experiment, run_experiment
+    from rich.console import Console
+
     console = Console()
     if args.name is None:
         for name in experiment_names():
@@ -25,11 +27,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `experiment` subcommand."""
-    parser = subparsers.add_parser("experiment", help="reproduce a published result (figure + JSON)")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of `dpaudit experiment`."""
     parser.add_argument("name", metavar="NAME", nargs="?", help="an experiment (omit to list them)")
-    parser.add_argument("--out", metavar="DIR", default="dpaudit-out", help="output folder (default dpaudit-out/)")
+    add_output_folder(parser, "NAME.png and NAME.json go into DIR (default dpaudit-out/)", default="dpaudit-out")
     parser.add_argument("--quick", action="store_true", help="small trial budget (seconds; for tests)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    add_seed(parser)
     parser.set_defaults(run=run)

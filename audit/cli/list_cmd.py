@@ -5,13 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 
-from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms
-from rich.console import Console
-from rich.table import Table
+from dpaudit.audit.cli.common import add_json
 
 
 def run(args: argparse.Namespace) -> int:
     """Print every registered mechanism (name, claim, relation, correct or buggy, description)."""
+    from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms
+    from rich.console import Console
+    from rich.table import Table
+
     rows = []
     for name in list_mechanisms():
         mech = get_mechanism(name)
@@ -36,8 +38,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `list` subcommand."""
-    parser = subparsers.add_parser("list", help="list the built-in mechanisms")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of `dpaudit list`."""
+    add_json(parser)
     parser.set_defaults(run=run)

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import pathlib
 import sys
 
-from dpaudit.audit.audits.suite import COLUMNS, cells, run_suite, select, write
-from dpaudit.mechanisms.errors import InvalidParameterError
-from rich.console import Console
-from rich.table import Table
+from dpaudit.audit.cli.common import add_confidence, add_json, add_output_folder, add_quiet, add_seed
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the suite, print the table (or JSON), write files with --out; 1 when a verdict is unexpected."""
+    """Run the suite, print the table (or JSON), write files with --out; 1 when a verdict is unexpected.
+
+    A status line names the mechanism being audited (on stderr with --json), unless --quiet.
+    """
+    from dpaudit.audit.audits.suite import COLUMNS, cells, run_suite, select, write
+    from dpaudit.mechanisms.errors import InvalidParameterError
+    from rich.console import Console
+    from rich.table import Table
+
     entries = select("full" if args.full else "quick", args.only)
     if not entries:
         raise InvalidParameterError(f"No mechanism matches --only {args.only!r}; run `dpaudit list`.")
@@ -23,10 +29,14 @@ def run(args: argparse.Namespace) -> int:
     table = Table(title=f"dpaudit suite ({'full' if args.full else 'quick'}, seed {args.seed})")
     for column in COLUMNS:
         table.add_column(column, justify="right" if column not in ("mechanism", "relation", "verdict") else "left")
-    with console.status("auditing...") as status:
-        def on_row(row):
+    status = None if args.quiet else console.status("auditing...")
+
+    def on_row(row):
+        if status is not None:
             status.update(f"audited {row.result.mechanism}")
-            table.add_row(*cells(row))
+        table.add_row(*cells(row))
+
+    with status if status is not None else contextlib.nullcontext():
         rows = run_suite(entries, seed=args.seed, confidence=args.confidence, on_row=on_row)
     if args.json:
         print(json.dumps([r.to_dict() for r in rows], indent=2))
@@ -40,15 +50,15 @@ def run(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `suite` subcommand."""
-    parser = subparsers.add_parser("suite", help="audit every built-in mechanism and check the verdicts")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the arguments of `dpaudit suite`."""
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="10^6 trials per dataset (default)")
     mode.add_argument("--full", action="store_true", help="10^7 trials per dataset")
     parser.add_argument("--only", metavar="PATTERN", help="only mechanisms whose name matches this glob")
-    parser.add_argument("--out", metavar="DIR", help="write suite.md and suite.json into DIR")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    parser.add_argument("--confidence", type=float, default=0.95, help="confidence (default 0.95)")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    add_output_folder(parser, "write suite.md and suite.json into DIR")
+    add_seed(parser)
+    add_confidence(parser)
+    add_json(parser)
+    add_quiet(parser)
     parser.set_defaults(run=run)

@@ -34,7 +34,7 @@ def _default_interrupts() -> None:
 
 def _interrupt(out: Path, sig: int, after: int) -> subprocess.CompletedProcess:
     """Start the audit in a child process, send `sig` once `after` runs are saved, and wait for it."""
-    child = subprocess.Popen([sys.executable, "-m", "dpaudit.audit.cli", *ARGS, "--out", str(out), "--quiet"],
+    child = subprocess.Popen([sys.executable, "-m", "dpaudit.audit.cli", *ARGS, "--store", str(out), "--quiet"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              preexec_fn=_default_interrupts)
     runs, deadline = out / "runs.jsonl", time.monotonic() + 120
@@ -49,19 +49,19 @@ def _interrupt(out: Path, sig: int, after: int) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, pytest.param(signal.SIGKILL, marks=pytest.mark.slow)])
 def test_resume_after_an_interruption_gives_the_uninterrupted_json(tmp_path, capsys, sig):
-    expected = _json(ARGS + ["--out", str(tmp_path / "whole")], capsys)
+    expected = _json(ARGS + ["--store", str(tmp_path / "whole")], capsys)
     stopped = _interrupt(tmp_path / "cut", sig, after=20)
     saved = (tmp_path / "cut" / "runs.jsonl").read_text().count("\n")
     assert 20 <= saved < RUNS, "the child finished before it could be interrupted"
     if sig == signal.SIGINT:
         assert stopped.returncode == 130 and "--resume" in stopped.stderr and "Traceback" not in stopped.stderr
-    assert _json(ARGS + ["--out", str(tmp_path / "cut"), "--resume"], capsys) == expected
+    assert _json(ARGS + ["--store", str(tmp_path / "cut"), "--resume"], capsys) == expected
     records = [json.loads(line) for line in (tmp_path / "cut" / "runs.jsonl").read_text().splitlines()]
     assert sorted(r["run"] for r in records) == list(range(RUNS))
 
 
 def test_a_line_cut_by_a_kill_is_dropped_and_its_run_replayed(tmp_path, capsys):
-    args = ARGS[:-4] + ["--runs", "20", "--seed", "4", "--out", str(tmp_path / "r")]
+    args = ARGS[:-4] + ["--runs", "20", "--seed", "4", "--store", str(tmp_path / "r")]
     expected = _json(args[:-1] + [str(tmp_path / "whole")], capsys)
     runs = tmp_path / "r" / "runs.jsonl"
     main(args + ["--json", "--quiet"])
@@ -76,7 +76,7 @@ def test_a_line_cut_by_a_kill_is_dropped_and_its_run_replayed(tmp_path, capsys):
     (["--resume", "--steps", "6"], "other settings (config differ)"),
 ])
 def test_a_results_folder_is_never_mixed(tmp_path, capsys, extra, message):
-    args = ARGS[:-4] + ["--runs", "10", "--out", str(tmp_path / "r")]
+    args = ARGS[:-4] + ["--runs", "10", "--store", str(tmp_path / "r")]
     assert main(args + ["--json", "--quiet"]) == 0
     capsys.readouterr()
     assert main(args + extra + ["--quiet"]) == 2

@@ -4,8 +4,9 @@ import json
 
 import numpy as np
 import pytest
+from dpaudit.attacks.games import OneRun
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.audits.canaries import audit_observations
+from dpaudit.audit import Bound, audit_scores
 from dpaudit.audit.cli import main
 
 
@@ -26,8 +27,8 @@ def test_one_run_on_saved_scores_matches_the_python_api(tmp_path, capsys, suffix
     status = main(["one-run", "--scores", str(path), "--at-delta", "1e-5", "--json", "--k-plus", "100",
                    "--k-minus", "100"])
     data = _json(capsys)
-    expected = audit_observations(Observations.load(path), game="one-run", estimator="one-run", delta=1e-5,
-                                  k_plus=100, k_minus=100)
+    expected = audit_scores(Observations.load(path), game=OneRun(None, guesses=(100, 100)),
+                            bound=Bound("one-run", delta=1e-5))
     assert status == 0 and data["verdict"] is None
     assert data["lower_bound"]["epsilon"] == pytest.approx(expected.lower_bound.epsilon)
     assert data["canaries"] == 2000 and data["guesses"] == 200 and data["game"] == "one-run"

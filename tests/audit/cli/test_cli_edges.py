@@ -5,8 +5,7 @@ import sys
 
 import numpy as np
 import pytest
-from dpaudit.audit import audit_mechanism
-from dpaudit.audit.audits.canaries import audit_canaries
+from dpaudit.audit import MultiRun, audit_canaries, audit_mechanism
 from dpaudit.audit.audits.reproducibility import GLOBAL_STREAMS_WARNING
 from dpaudit.audit.cli import main
 from dpaudit.mechanisms import InvalidParameterError, blackbox, get_mechanism
@@ -56,7 +55,9 @@ def test_a_hanging_mechanism_is_stopped_by_the_timeout(capsys, user_module):
 
 
 def test_the_timeout_keeps_the_trials_that_finished(capsys, user_module):
-    code, out, err = run(capsys, "audit", f"{user_module}:hangs_late", "--timeout", "1", "--trials", "1e7", "--quiet",
+    # The clock covers the whole audit, the first use of scipy, statsmodels and dp_accounting included (seconds
+    # on a busy machine), so the limit leaves room for them before the mechanism hangs at its 41st call.
+    code, out, err = run(capsys, "audit", f"{user_module}:hangs_late", "--timeout", "10", "--trials", "1e7", "--quiet",
                          "--json")
     held = json.loads(out)["lower_bound"]["held_out_d0"]
     assert code == 1 and 0 < held < 10**7 and "stopped by the --timeout" in err
@@ -88,9 +89,9 @@ def test_canaries_take_the_width_of_a_users_records():
     d1 = np.zeros((2, 3))
     d1[0, 0] = 1.0
     mech = blackbox(noisy_sum, epsilon=1.0, delta=1e-5, default_pair=(np.zeros((2, 3)), d1))
-    assert audit_canaries(mech, runs=200, canary="fixed", seed=0).lower_bound.epsilon >= 0.0
+    assert audit_canaries(mech, game=MultiRun(200), canary="fixed", seed=0).lower_bound.epsilon >= 0.0
     with pytest.raises(InvalidParameterError, match="records of 3 numbers.*got dim=5"):
-        audit_canaries(mech, runs=200, canary="fixed", dim=5, seed=0)
+        audit_canaries(mech, game=MultiRun(200), canary="fixed", dim=5, seed=0)
 
 
 def test_a_pair_that_is_not_neighbouring_is_bad_input_not_a_violation(capsys, user_module):

@@ -116,12 +116,12 @@ def test_debug_adds_the_traceback(capsys, user_module):
 
 
 def test_an_internal_error_is_status_3(capsys, monkeypatch):
-    import dpaudit.audit.cli.audit_cmd as audit_cmd
+    import dpaudit.audit.audits.two_dataset as two_dataset
 
     def broken(*args, **kwargs):
         raise IndexError("index 3 is out of bounds")
 
-    monkeypatch.setattr(audit_cmd, "audit_mechanism", broken)
+    monkeypatch.setattr(two_dataset, "audit_mechanism", broken)  # `dpaudit audit` imports it when it runs
     code, _, err = run(capsys, "audit", "laplace", "--trials", "1000", "--quiet")
     assert code == 3 and "internal error, IndexError: index 3 is out of bounds" in err and one_sentence(err)
 

@@ -41,7 +41,7 @@ def test_the_same_command_on_the_correct_mechanism_is_consistent_over_20_seeds(n
 
 def test_one_run_report_and_saved_scores(tmp_path, capsys):
     report, scores = tmp_path / "trace.html", tmp_path / "scores.npz"
-    argv = ["trace", "marginals_exact", "--rows", "200", "--dim", "2000", "--one-run", "--score", "tardos",
+    argv = ["trace", "marginals_exact", "--rows", "200", "--dim", "2000", "--one-run", "--scorer", "tardos",
             "--biases", "tardos", "--report", str(report), "--save", str(scores)]
     assert main(argv) == 1
     assert "VIOLATION" in capsys.readouterr().out
@@ -51,9 +51,9 @@ def test_one_run_report_and_saved_scores(tmp_path, capsys):
 
 @pytest.mark.parametrize("extra, message", [
     (["--rows", "0", "--dim", "3"], "'num_rows' parameter"),
-    (["--rows", "10", "--dim", "3", "--score", "reference"], "needs reference_rows"),
+    (["--rows", "10", "--dim", "3", "--scorer", "reference"], "needs reference_rows"),
     (["--rows", "10", "--dim", "3", "--report", "out.pdf"], "must end in .html or .md"),
-    (["--rows", "10", "--dim", "3", "--one-run", "--estimator", "gdp"], "estimator must be one of"),
+    (["--rows", "10", "--dim", "3", "--one-run", "--estimator", "gdp"], "certified by one-run or one-run-fdp"),
 ])
 def test_bad_input_exits_2_with_one_sentence(extra, message, capsys):
     assert main(["trace", "marginals_laplace"] + extra) == 2
