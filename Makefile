@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-slow install install-test bench
+.PHONY: demo test test-slow install install-test bench tumult
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,3 +36,21 @@ test-slow: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed-test
 	for f in benchmarks/*.py; do $(BIN)/python $$f || exit 1; done
+
+# Tumult Core in an environment of its own (it pins numpy 1.26.4 and pandas 1.5.3 and brings pyspark 3.5):
+# the tumult_* adapters (mechanisms/tumult_adapters.py) find .venv-tumult/bin/python. Its count and sum
+# measurements take Spark DataFrames, so Spark needs Java (17 is on these machines; installed if missing).
+# tmlt.analytics is left out: every release needs tmlt.core < 0.20 (0.21.0 pins >= 0.19.1, < 0.20).
+# The last step asks Tumult for a grouped count's claim, which starts Spark; a failed build leaves no .venv-tumult.
+TUMULT := .venv-tumult
+
+tumult: $(TUMULT)/.installed
+
+$(TUMULT)/.installed:
+	rm -rf $(TUMULT)
+	{ $(PYTHON) -m venv $(TUMULT) \
+	  && $(TUMULT)/bin/python -m pip install --quiet 'tmlt.core==0.20.*' \
+	  && { java -version >/dev/null 2>&1 || { apt-get update && apt-get install -y default-jre-headless; }; } \
+	  && $(TUMULT)/bin/python mechanisms/tumult_side.py describe grouped_count '{"epsilon": 1.0, "groups": 2, "noise": "geometric"}'; \
+	} || { rm -rf $(TUMULT); exit 1; }
+	touch $@
