@@ -36,6 +36,7 @@ BUILTIN_MODULES = (
     "dpaudit.mechanisms.sparse_vector",
     "dpaudit.mechanisms.statistics",
     "dpaudit.mechanisms.transforms",
+    "dpaudit.mechanisms.tumult_adapters",
 )
 
 
