@@ -62,7 +62,7 @@ def test_dask_workers_give_the_in_process_result(capsys):
     (["--target", "opacus", "--bug", "no-clipping"], "takes no bug option"),
     (["--runs", "3"], "'runs'"),
     (["--one-run", "--canaries", "1"], "'canaries'"),
-    (["--one-run", "--estimator", "gdp"], "estimator must be one of"),
+    (["--one-run", "--estimator", "gdp"], "one-run game is certified by one-run or one-run-fdp"),
     (["--noise-multiplier", "-1"], "noise_multiplier"),
     (["--report", "r.pdf"], "must end in .html or .md"),
 ])
