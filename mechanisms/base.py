@@ -43,8 +43,8 @@ class Claim:
     relation: Relation = Relation.ADD_REMOVE
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "Claim"))
-        object.__setattr__(self, "delta", check_delta(self.delta, "Claim"))
+        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "epsilon", "Claim"))
+        object.__setattr__(self, "delta", check_delta(self.delta, "delta", "Claim"))
         object.__setattr__(self, "relation", _relation(self.relation))
 
     def to_dict(self) -> dict[str, Any]:

@@ -34,7 +34,7 @@ def randomized_response(*, epsilon: float = 1.0, k: int = 2) -> Mechanism:
     """
     from dp_accounting import dp_event
 
-    eps = check_epsilon(epsilon, "randomized_response")
+    eps = check_epsilon(epsilon, "epsilon", "randomized_response")
     k = check_int(k, "k", "randomized_response", low=2)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:

@@ -1,7 +1,8 @@
 """Declarative parameter validation, in the manner of scikit-learn.
 
-Each check returns the validated value or raises `InvalidParameterError` with
-one sentence of the form "The 'x' parameter of f must be ...; got ... instead."
+Each check takes (value, name, owner), then keyword-only options, and returns
+the validated value or raises `InvalidParameterError` with one sentence of the
+form "The 'name' parameter of owner must be ...; got ... instead."
 """
 
 from __future__ import annotations
@@ -43,12 +44,12 @@ def check_real(
     return x
 
 
-def check_epsilon(value: object, owner: str, name: str = "epsilon") -> float:
+def check_epsilon(value: object, name: str, owner: str) -> float:
     """Return a validated ε: finite and ≥ 0."""
     return check_real(value, name, owner, low=0.0)
 
 
-def check_delta(value: object, owner: str, name: str = "delta") -> float:
+def check_delta(value: object, name: str, owner: str) -> float:
     """Return a validated δ in [0, 1)."""
     return check_real(value, name, owner, low=0.0, high=1.0, high_open=True)
 

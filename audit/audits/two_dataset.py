@@ -259,7 +259,7 @@ def audit_mechanism(
     trials = check_int(trials, "trials", "audit_mechanism", low=MIN_TRIALS)
     seed = check_int(seed, "seed", "audit_mechanism", low=0)
     confidence = check_probability_open(confidence, "confidence", "audit_mechanism")
-    delta = mechanism.claim.delta if delta is None else check_delta(delta, "audit_mechanism")
+    delta = mechanism.claim.delta if delta is None else check_delta(delta, "delta", "audit_mechanism")
     interval = _check_interval(interval, delta)
     backend = Backend(workers=workers, scheduler=scheduler)
     beta = 1.0 - confidence

@@ -49,9 +49,9 @@ def _compose_rows(args: argparse.Namespace) -> list[Row]:
     from dpaudit.audit import theory
 
     owner = _owner(args)
-    eps = check_epsilon(args.epsilon, owner, "--epsilon")
+    eps = check_epsilon(args.epsilon, "--epsilon", owner)
     k = check_int(args.k, "--k", owner)
-    d0 = check_delta(args.delta_each, owner, "--delta-each")
+    d0 = check_delta(args.delta_each, "--delta-each", owner)
     target = check_real(args.delta, "--delta", owner, low=0.0, high=1.0, low_open=True, high_open=True)
     basic_eps, basic_delta = theory.basic_composition(epsilon=eps, delta=d0, k=k)
     rows = [Row("basic", basic_eps, "basic composition (Dwork et al. 2006)", basic_delta)]
@@ -150,8 +150,8 @@ def _subsample_rows(args: argparse.Namespace) -> list[Row]:
     from dpaudit.audit import theory
 
     owner = _owner(args)
-    eps = check_epsilon(args.epsilon, owner, "--epsilon")
-    d0 = check_delta(args.delta_each, owner, "--delta-each")
+    eps = check_epsilon(args.epsilon, "--epsilon", owner)
+    d0 = check_delta(args.delta_each, "--delta-each", owner)
     q = check_real(args.q, "--q", owner, low=0.0, high=1.0)
     tight_eps, tight_delta = theory.poisson_subsampled(epsilon=eps, delta=d0, q=q)
     rows = [
@@ -170,7 +170,7 @@ def _shuffle_rows(args: argparse.Namespace) -> list[Row]:
     from dpaudit.audit import theory
 
     owner = _owner(args)
-    eps0 = check_epsilon(args.epsilon0, owner, "--epsilon0")
+    eps0 = check_epsilon(args.epsilon0, "--epsilon0", owner)
     n = check_int(args.n, "--n", owner)
     delta = check_real(args.delta, "--delta", owner, low=0.0, high=1.0, low_open=True, high_open=True)
     holds = theory.shuffling_condition(epsilon0=eps0, num_users=n, delta=delta)
@@ -187,8 +187,8 @@ def _group_rows(args: argparse.Namespace) -> list[Row]:
     from dpaudit.audit import theory
 
     owner = _owner(args)
-    eps = check_epsilon(args.epsilon, owner, "--epsilon")
-    delta = check_delta(args.delta, owner, "--delta")
+    eps = check_epsilon(args.epsilon, "--epsilon", owner)
+    delta = check_delta(args.delta, "--delta", owner)
     k = check_int(args.k, "--k", owner)
     group_eps, group_delta = theory.group_privacy(epsilon=eps, delta=delta, group_size=k)
     return [
@@ -211,7 +211,7 @@ def _convert_rows(args: argparse.Namespace) -> list[Row]:
         return _zcdp_rows(check_real(args.rho, "--rho", owner, low=0.0), delta)
     if args.epsilon is None:
         raise InvalidParameterError(f"{owner} needs --epsilon (pure DP) or --rho (zCDP).")
-    eps = check_epsilon(args.epsilon, owner, "--epsilon")
+    eps = check_epsilon(args.epsilon, "--epsilon", owner)
     alphas = [check_real(a, "--alpha", owner, low=1.0, low_open=True) for a in args.alpha or _DEFAULT_ALPHAS]
     rho = theory.pure_to_zcdp(epsilon=eps)
     rows = [

@@ -39,7 +39,7 @@ GDP_ASSUMPTION = "the trade-off curve is Gaussian (μ-GDP)"
 
 def check_gdp_delta(delta: object, owner: str) -> float:
     """Return a validated δ in (0, 1): the ε of μ-GDP at δ = 0 is infinite for every μ > 0, so δ = 0 is refused."""
-    delta = check_delta(delta, owner)
+    delta = check_delta(delta, "delta", owner)
     if delta == 0.0:
         raise InvalidParameterError(
             f"{owner} reports the ε of μ-GDP at δ, which is infinite at δ = 0 for every μ > 0; "

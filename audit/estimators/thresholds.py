@@ -430,7 +430,7 @@ def threshold_lower_bound(
     Raises:
         InvalidParameterError: for observations without both classes or bad parameters.
     """
-    delta = check_delta(delta, "threshold_lower_bound")
+    delta = check_delta(delta, "delta", "threshold_lower_bound")
     beta = 1.0 - check_probability_open(confidence, "confidence", "threshold_lower_bound")
     test = select_threshold(
         obs, strategy=strategy, beta=beta, rng=np.random.default_rng(rng),

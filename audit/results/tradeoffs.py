@@ -32,7 +32,7 @@ def laplace_tradeoff(alpha: np.ndarray | float, *, epsilon0: float) -> np.ndarra
     above: the threshold tests on the output, optimal by Neyman–Pearson
     (the Laplace curve of Dong, Roth, Su, arXiv 1905.02383).
     """
-    eps = check_epsilon(epsilon0, "laplace_tradeoff", "epsilon0")
+    eps = check_epsilon(epsilon0, "epsilon0", "laplace_tradeoff")
     a = np.clip(np.asarray(alpha, dtype=float), 0.0, 1.0)
     middle = math.exp(-eps) / (4.0 * np.maximum(a, 1e-300))
     return np.where(a < math.exp(-eps) / 2.0, 1.0 - math.exp(eps) * a, np.where(a <= 0.5, middle, math.exp(-eps) * (1.0 - a)))
@@ -46,7 +46,7 @@ def randomized_response_tradeoff(alpha: np.ndarray | float, *, epsilon0: float, 
     (1 − p, q), (1, 0); for k = 2 this is the (ε0, 0)-DP boundary (Kairouz,
     Oh, Viswanath, ICML 2015, §2).
     """
-    eps = check_epsilon(epsilon0, "randomized_response_tradeoff", "epsilon0")
+    eps = check_epsilon(epsilon0, "epsilon0", "randomized_response_tradeoff")
     k = check_int(num_buckets, "num_buckets", "randomized_response_tradeoff", low=2)
     q = 1.0 / (math.exp(eps) + k - 1)
     p = 1.0 - (k - 1) * q
@@ -62,8 +62,8 @@ def kov_tradeoff(alpha: np.ndarray | float, *, epsilon: float, delta: float = 0.
     ((k − 2i)ε, δ_i)-regions, δ_i from `kov_delta`; attained by k-fold
     randomized response (with a δ atom).
     """
-    epsilon = check_epsilon(epsilon, "kov_tradeoff")
-    delta = check_delta(delta, "kov_tradeoff")
+    epsilon = check_epsilon(epsilon, "epsilon", "kov_tradeoff")
+    delta = check_delta(delta, "delta", "kov_tradeoff")
     k = check_int(k, "k", "kov_tradeoff")
     curves = []
     for i in range(k // 2 + 1):

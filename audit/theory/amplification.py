@@ -17,8 +17,8 @@ def poisson_subsampled(*, epsilon: float, delta: float = 0.0, q: float) -> tuple
     ASIACCS 2012, Thm 1; Balle, Barthe, Gaboardi, "Privacy Amplification by
     Subsampling: Tight Analyses via Couplings and Divergences", NeurIPS 2018, Thm 8.
     """
-    epsilon = check_epsilon(epsilon, "poisson_subsampled")
-    delta = check_delta(delta, "poisson_subsampled")
+    epsilon = check_epsilon(epsilon, "epsilon", "poisson_subsampled")
+    delta = check_delta(delta, "delta", "poisson_subsampled")
     q = check_real(q, "q", "poisson_subsampled", low=0.0, high=1.0)
     return amplified_epsilon(epsilon, q), q * delta
 
@@ -51,7 +51,7 @@ def shuffling_condition(*, epsilon0: float, num_users: int, delta: float) -> boo
     ml-shuffling-amplification, `closedformanalysis`) uses the stricter
     log(4/δ), which is used here.
     """
-    epsilon0 = check_epsilon(epsilon0, "shuffling_condition", "epsilon0")
+    epsilon0 = check_epsilon(epsilon0, "epsilon0", "shuffling_condition")
     n = check_int(num_users, "num_users", "shuffling_condition")
     delta = check_real(delta, "delta", "shuffling_condition", low=0.0, high=1.0, low_open=True, high_open=True)
     return 16.0 * math.log(4.0 / delta) < n and epsilon0 <= math.log(n / (16.0 * math.log(4.0 / delta)))
@@ -68,7 +68,7 @@ def shuffled_epsilon(*, epsilon0: float, num_users: int, delta: float) -> float:
     `shuffling_condition` returns ε0 (shuffling is post-processing of the
     n independent reports). Never above ε0.
     """
-    epsilon0 = check_epsilon(epsilon0, "shuffled_epsilon", "epsilon0")
+    epsilon0 = check_epsilon(epsilon0, "epsilon0", "shuffled_epsilon")
     n = check_int(num_users, "num_users", "shuffled_epsilon")
     delta = check_real(delta, "delta", "shuffled_epsilon", low=0.0, high=1.0, low_open=True, high_open=True)
     if not shuffling_condition(epsilon0=epsilon0, num_users=n, delta=delta):

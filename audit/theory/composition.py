@@ -29,8 +29,8 @@ RDP_ORDERS = tuple(np.concatenate([np.linspace(1.02, 3.0, 100), np.linspace(3.1,
 def basic_composition(*, epsilon: float, delta: float = 0.0, k: int) -> tuple[float, float]:
     """Return (kε, kδ): basic composition of k (ε, δ)-DP mechanisms (Dwork, Kenthapadi, McSherry,
     Mironov, Naor, EUROCRYPT 2006; Dwork & Roth 2014, Thm 3.16). δ is capped at 1."""
-    epsilon = check_epsilon(epsilon, "basic_composition")
-    delta = check_delta(delta, "basic_composition")
+    epsilon = check_epsilon(epsilon, "epsilon", "basic_composition")
+    delta = check_delta(delta, "delta", "basic_composition")
     k = check_int(k, "k", "basic_composition")
     return k * epsilon, min(1.0, k * delta)
 
@@ -41,8 +41,8 @@ def advanced_composition(*, epsilon: float, delta: float = 0.0, k: int, delta_pr
     Dwork, Rothblum, Vadhan, "Boosting and Differential Privacy", FOCS 2010,
     Thm III.3 (Dwork & Roth 2014, Thm 3.20). Holds for adaptive composition.
     """
-    epsilon = check_epsilon(epsilon, "advanced_composition")
-    delta = check_delta(delta, "advanced_composition")
+    epsilon = check_epsilon(epsilon, "epsilon", "advanced_composition")
+    delta = check_delta(delta, "delta", "advanced_composition")
     k = check_int(k, "k", "advanced_composition")
     delta_prime = check_real(delta_prime, "delta_prime", "advanced_composition", low=0.0, high=1.0, low_open=True)
     growth = k * epsilon * math.expm1(epsilon) if epsilon < 700.0 else math.inf  # e^ε overflows a double above ~709
@@ -61,10 +61,10 @@ def kov_delta(*, epsilon: float, delta: float = 0.0, k: int, target_epsilon: flo
     """
     from scipy.special import gammaln, logsumexp
 
-    epsilon = check_epsilon(epsilon, "kov_delta")
-    delta = check_delta(delta, "kov_delta")
+    epsilon = check_epsilon(epsilon, "epsilon", "kov_delta")
+    delta = check_delta(delta, "delta", "kov_delta")
     k = check_int(k, "k", "kov_delta")
-    target = check_epsilon(target_epsilon, "kov_delta", "target_epsilon")
+    target = check_epsilon(target_epsilon, "target_epsilon", "kov_delta")
     ell = np.arange(k + 1)
     loss = (k - 2 * ell) * epsilon
     keep = loss > target
@@ -88,7 +88,7 @@ def kov_epsilon(*, epsilon: float, delta: float = 0.0, k: int, target_delta: flo
     The smallest ε' with `kov_delta(ε') ≤ target_delta`, found by brentq and
     rounded up; inf when target_delta < 1 − (1 − δ)^k.
     """
-    target_delta = check_delta(target_delta, "kov_epsilon", "target_delta")
+    target_delta = check_delta(target_delta, "target_delta", "kov_epsilon")
     return smallest_epsilon(
         lambda eps: kov_delta(epsilon=epsilon, delta=delta, k=k, target_epsilon=eps), target_delta
     )
@@ -101,9 +101,9 @@ def kov_closed_form(*, epsilon: float, delta: float = 0.0, k: int, delta_prime: 
 
     Kairouz, Oh, Viswanath, ICML 2015 (arXiv 1311.0776), Thm 3.4.
     """
-    epsilon = check_epsilon(epsilon, "kov_closed_form")
+    epsilon = check_epsilon(epsilon, "epsilon", "kov_closed_form")
     k = check_int(k, "k", "kov_closed_form")
-    return kov_heterogeneous(epsilons=[epsilon] * k, deltas=[check_delta(delta, "kov_closed_form")] * k,
+    return kov_heterogeneous(epsilons=[epsilon] * k, deltas=[check_delta(delta, "delta", "kov_closed_form")] * k,
                              delta_prime=delta_prime)
 
 
@@ -115,9 +115,9 @@ def kov_heterogeneous(*, epsilons: Sequence[float], deltas: Sequence[float] | No
     Σ ε_ℓ(e^{ε_ℓ} − 1)/(e^{ε_ℓ} + 1) + √(2 Σε_ℓ² log(1/δ'))}, at total δ
     1 − (1 − δ') Π(1 − δ_ℓ). Kairouz, Oh, Viswanath, ICML 2015, Thm 3.5.
     """
-    eps = np.array([check_epsilon(e, "kov_heterogeneous", "epsilons") for e in epsilons], dtype=float)
+    eps = np.array([check_epsilon(e, "epsilons", "kov_heterogeneous") for e in epsilons], dtype=float)
     dels = np.zeros_like(eps) if deltas is None else np.array(
-        [check_delta(d, "kov_heterogeneous", "deltas") for d in deltas], dtype=float)
+        [check_delta(d, "deltas", "kov_heterogeneous") for d in deltas], dtype=float)
     delta_prime = check_real(delta_prime, "delta_prime", "kov_heterogeneous", low=0.0, high=1.0, low_open=True)
     squares = float(np.sum(eps**2))
     drift = float(np.sum(eps * np.tanh(eps / 2.0)))
@@ -137,10 +137,10 @@ def pld_composition_epsilon(*, epsilon: float, delta: float = 0.0, k: int, targe
     times; agrees with `kov_epsilon` up to discretization (Meiser &
     Mohammadi, CCS 2018; Koskela, Jälkö, Honkela, AISTATS 2020).
     """
-    epsilon = check_epsilon(epsilon, "pld_composition_epsilon")
-    delta = check_delta(delta, "pld_composition_epsilon")
+    epsilon = check_epsilon(epsilon, "epsilon", "pld_composition_epsilon")
+    delta = check_delta(delta, "delta", "pld_composition_epsilon")
     k = check_int(k, "k", "pld_composition_epsilon")
-    target_delta = check_delta(target_delta, "pld_composition_epsilon", "target_delta")
+    target_delta = check_delta(target_delta, "target_delta", "pld_composition_epsilon")
     return float(privacy_parameters_pld(epsilon, delta).self_compose(k).get_epsilon_for_delta(target_delta))
 
 
@@ -155,9 +155,9 @@ def rdp_composition_epsilon(*, epsilon: float, k: int, target_delta: float) -> f
     """
     from dp_accounting.rdp import rdp_privacy_accountant
 
-    epsilon = check_epsilon(epsilon, "rdp_composition_epsilon")
+    epsilon = check_epsilon(epsilon, "epsilon", "rdp_composition_epsilon")
     k = check_int(k, "k", "rdp_composition_epsilon")
-    target_delta = check_delta(target_delta, "rdp_composition_epsilon", "target_delta")
+    target_delta = check_delta(target_delta, "target_delta", "rdp_composition_epsilon")
     rdp = [k * pure_to_rdp(epsilon=epsilon, alpha=a) for a in RDP_ORDERS]
     eps, _ = rdp_privacy_accountant.compute_epsilon(RDP_ORDERS, rdp, target_delta)
     return float(eps)

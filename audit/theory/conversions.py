@@ -20,7 +20,7 @@ def pure_to_rdp(*, epsilon: float, alpha: float) -> float:
     Steinke, "Tight RDP & zCDP Bounds from Pure DP", differentialprivacy.org,
     2024, Thm 4 (attained by randomized response).
     """
-    epsilon = check_epsilon(epsilon, "pure_to_rdp")
+    epsilon = check_epsilon(epsilon, "epsilon", "pure_to_rdp")
     alpha = check_real(alpha, "alpha", "pure_to_rdp", low=1.0, low_open=True)
     if epsilon == 0.0:
         return 0.0
@@ -35,7 +35,7 @@ def pure_to_zcdp(*, epsilon: float) -> float:
     Steinke, "Tight RDP & zCDP Bounds from Pure DP", differentialprivacy.org,
     2024, Thm 5.
     """
-    epsilon = check_epsilon(epsilon, "pure_to_zcdp")
+    epsilon = check_epsilon(epsilon, "epsilon", "pure_to_zcdp")
     return epsilon * math.tanh(epsilon / 2.0)
 
 
@@ -102,7 +102,7 @@ def zcdp_delta(*, rho: float, epsilon: float) -> float:
     from scipy.optimize import minimize_scalar
 
     rho = check_real(rho, "rho", "zcdp_delta", low=0.0)
-    epsilon = check_epsilon(epsilon, "zcdp_delta")
+    epsilon = check_epsilon(epsilon, "epsilon", "zcdp_delta")
     if rho == 0.0:
         return 0.0
 

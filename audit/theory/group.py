@@ -31,8 +31,8 @@ def group_privacy(*, epsilon: float, delta: float = 0.0, group_size: int) -> tup
     (pure case); Vadhan, "The Complexity of Differential Privacy", 2017,
     Lemma 2.2 (approximate case). δ is capped at 1.
     """
-    epsilon = check_epsilon(epsilon, "group_privacy")
-    delta = check_delta(delta, "group_privacy")
+    epsilon = check_epsilon(epsilon, "epsilon", "group_privacy")
+    delta = check_delta(delta, "delta", "group_privacy")
     k = check_int(group_size, "group_size", "group_privacy")
     return k * epsilon, min(1.0, delta * _group_factor(epsilon, k)) if delta > 0 else 0.0
 
@@ -47,7 +47,7 @@ def group_epsilon(epsilon_of_delta: Callable[[float], float], *, group_size: int
     by a little. Returns inf when no candidate is finite.
     """
     k = check_int(group_size, "group_size", "group_epsilon")
-    delta = check_delta(delta, "group_epsilon")
+    delta = check_delta(delta, "delta", "group_epsilon")
     best = k * epsilon_of_delta(0.0)
     if delta == 0.0:
         return best

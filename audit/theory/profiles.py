@@ -39,8 +39,8 @@ def laplace_delta(*, epsilon: float, epsilon0: float) -> float:
     by that pair). See Balle, Barthe, Gaboardi, Hsu, Sato, "Hypothesis Testing
     Interpretations and Rényi DP", AISTATS 2020.
     """
-    epsilon = check_epsilon(epsilon, "laplace_delta")
-    epsilon0 = check_epsilon(epsilon0, "laplace_delta", "epsilon0")
+    epsilon = check_epsilon(epsilon, "epsilon", "laplace_delta")
+    epsilon0 = check_epsilon(epsilon0, "epsilon0", "laplace_delta")
     return max(0.0, -math.expm1((epsilon - epsilon0) / 2.0))
 
 
@@ -49,8 +49,8 @@ def laplace_epsilon(*, delta: float, epsilon0: float) -> float:
 
     The inverse of `laplace_delta`.
     """
-    delta = check_delta(delta, "laplace_epsilon")
-    epsilon0 = check_epsilon(epsilon0, "laplace_epsilon", "epsilon0")
+    delta = check_delta(delta, "delta", "laplace_epsilon")
+    epsilon0 = check_epsilon(epsilon0, "epsilon0", "laplace_epsilon")
     return max(0.0, epsilon0 + 2.0 * math.log1p(-delta))
 
 
@@ -61,7 +61,7 @@ def gdp_delta(*, epsilon: float, mu: float) -> float:
     profile of the Gaussian mechanism with μ = Δ/σ (Balle & Wang, ICML 2018,
     Thm 8). The formula lives in `dpaudit.mechanisms.gaussian.gdp_log_delta`.
     """
-    epsilon = check_epsilon(epsilon, "gdp_delta")
+    epsilon = check_epsilon(epsilon, "epsilon", "gdp_delta")
     mu = check_real(mu, "mu", "gdp_delta", low=0.0, low_open=True)
     return math.exp(gdp_log_delta(mu, epsilon))
 
@@ -73,7 +73,7 @@ def gdp_epsilon(*, delta: float, mu: float) -> float:
     μ = 0 the trade-off curve is 1 − α (no test beats a coin): 0-GDP is
     (0, 0)-DP, so ε = 0 for every δ.
     """
-    delta = check_delta(delta, "gdp_epsilon")
+    delta = check_delta(delta, "delta", "gdp_epsilon")
     mu = check_real(mu, "mu", "gdp_epsilon", low=0.0)
     if mu == 0.0:
         return 0.0
@@ -109,8 +109,8 @@ def randomized_response_delta(*, epsilon: float, epsilon0: float, num_buckets: i
     this profile exactly. For k = 2: (e^ε0 − e^ε)/(1 + e^ε0) (Kairouz, Oh,
     Viswanath, ICML 2015, §3).
     """
-    epsilon = check_epsilon(epsilon, "randomized_response_delta")
-    epsilon0 = check_epsilon(epsilon0, "randomized_response_delta", "epsilon0")
+    epsilon = check_epsilon(epsilon, "epsilon", "randomized_response_delta")
+    epsilon0 = check_epsilon(epsilon0, "epsilon0", "randomized_response_delta")
     k = check_int(num_buckets, "num_buckets", "randomized_response_delta", low=2)
     if epsilon >= epsilon0:
         return 0.0
@@ -122,8 +122,8 @@ def randomized_response_epsilon(*, delta: float, epsilon0: float, num_buckets: i
 
     The inverse of `randomized_response_delta`.
     """
-    delta = check_delta(delta, "randomized_response_epsilon")
-    epsilon0 = check_epsilon(epsilon0, "randomized_response_epsilon", "epsilon0")
+    delta = check_delta(delta, "delta", "randomized_response_epsilon")
+    epsilon0 = check_epsilon(epsilon0, "epsilon0", "randomized_response_epsilon")
     k = check_int(num_buckets, "num_buckets", "randomized_response_epsilon", low=2)
     inside = 1.0 - delta * (1.0 + (k - 1) * math.exp(-epsilon0))
     if inside <= math.exp(-epsilon0):
@@ -151,8 +151,8 @@ def epsilon_delta_tradeoff(alpha: np.ndarray | float, *, epsilon: float, delta: 
     this curve (Kairouz, Oh, Viswanath, ICML 2015, Thm 2.1; Dong, Roth, Su,
     arXiv 1905.02383, Prop. 2.5). Vectorized over α, for plots.
     """
-    epsilon = check_epsilon(epsilon, "epsilon_delta_tradeoff")
-    delta = check_delta(delta, "epsilon_delta_tradeoff")
+    epsilon = check_epsilon(epsilon, "epsilon", "epsilon_delta_tradeoff")
+    delta = check_delta(delta, "delta", "epsilon_delta_tradeoff")
     a = np.clip(np.asarray(alpha, dtype=float), 0.0, 1.0)
     return np.maximum.reduce(
         [np.zeros_like(a), 1.0 - delta - math.exp(epsilon) * a, math.exp(-epsilon) * (1.0 - delta - a)]

@@ -66,7 +66,7 @@ def upper_bound(event: dp_event.DpEvent, *, delta: float, relation: str = "add-r
     with one user's data changed. Unknown events give ε = inf with method
     "unknown".
     """
-    delta = check_delta(delta, "upper_bound")
+    delta = check_delta(delta, "delta", "upper_bound")
     profile, method = _epsilon_profile(event, relation=_relation(relation))
     return UpperBound(epsilon=float(profile(delta)), delta=delta, method=method)
 

@@ -63,7 +63,7 @@ class DPSGDConfig:
             check_real(getattr(self, name), name, owner, low=0.0, low_open=True)
         check_real(self.sample_rate, "sample_rate", owner, low=0.0, high=1.0, low_open=True)
         check_int(self.steps, "steps", owner)
-        check_delta(self.delta, owner)
+        check_delta(self.delta, "delta", owner)
 
     @property
     def shuffled(self) -> bool:

@@ -167,7 +167,7 @@ def one_run_lower_bound(
             guess counts, or "joint" where it does not apply.
     """
     owner = "one_run_lower_bound"
-    delta = check_delta(delta, owner)
+    delta = check_delta(delta, "delta", owner)
     beta = 1.0 - check_probability_open(confidence, "confidence", owner)
     obs.require_both_classes("The one-run estimator")
     rules = check_rules(guess_counts, errors_allowed, obs.size, owner)
