@@ -1,4 +1,4 @@
-"""`dpaudit audit NAME|module:attr ...`: one audit; exit 0 consistent, 1 violation, 2 bad input, 3 crash."""
+"""`dpaudit audit NAME|module:attr|--command CMD ...`: one audit; exit 0 consistent, 1 violation, 2 bad input, 3 crash."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from dpaudit.audit.cli.common import (
     LazyChoices,
     add_confidence,
     add_execution_arguments,
+    add_external_arguments,
     add_mechanism_arguments,
     add_output_arguments,
     check_output_paths,
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         with time_limit(limit), contextlib.redirect_stdout(sys.stderr), \
                 trial_progress(total, label=f"auditing {mech.name}", enabled=progress_wanted(args)) as progress:
             result = audit_mechanism(
-                mech, trials=args.trials, seed=args.seed, confidence=args.confidence,
+                mech, args.d0, args.d1, trials=args.trials, seed=args.seed, confidence=args.confidence,
                 progress=progress, workers=args.workers, scheduler=args.scheduler, search=args.search,
                 interval=args.interval, budget=budget,
             )
@@ -112,7 +113,9 @@ def _trials_argument(text: str) -> int | str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of `dpaudit audit`."""
-    add_mechanism_arguments(parser)
+    add_mechanism_arguments(parser, optional=True,
+                            name_help="a built-in mechanism (see `dpaudit list`) or module:attr; omit with --command")
+    add_external_arguments(parser)
     parser.add_argument("--trials", type=_trials_argument, default=1_000_000,
                         help="outputs drawn per dataset (default 10^6; 1e6 is fine), or 'auto': rounds of growing size"
                              " until a violation is certified or the budget is spent")

@@ -26,6 +26,7 @@ import copy
 import dataclasses
 import importlib
 import json
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -171,8 +172,45 @@ def _call_factory(name: str, factory: Any, params: dict[str, Any]) -> Any:
 
 
 def mechanism_of(args: argparse.Namespace, params: dict[str, Any] | None = None) -> Mechanism:
-    """Return the mechanism NAME names, with --param (or `params`), --epsilon and --delta applied."""
+    """Return the mechanism NAME names (or --command, or NAME run by --python), with --param, --epsilon and --delta applied."""
+    from dpaudit.mechanisms.errors import InvalidParameterError
+
+    if getattr(args, "command", None) or getattr(args, "python", None):
+        return _external_of(args)
+    if args.name is None:
+        raise InvalidParameterError("Name the mechanism to audit: NAME, module:attr, or --command 'CMD ARGS'.")
     return resolve_mechanism(args.name, parse_params(args.param) if params is None else params, args.epsilon, args.delta)
+
+
+def _external_of(args: argparse.Namespace) -> Mechanism:
+    """Return the mechanism of --command 'CMD ARGS', or of NAME (module:attr) run by the Python at --python."""
+    from dpaudit.mechanisms.errors import InvalidParameterError
+    from dpaudit.mechanisms.external import external, external_python
+
+    if args.epsilon is None:
+        raise InvalidParameterError("A mechanism outside this Python needs --epsilon (and --delta): the claim to test.")
+    if args.param:
+        raise InvalidParameterError("--param is for built-ins; pass an external program its parameters in --command.")
+    claim = {"epsilon": args.epsilon, "delta": args.delta or 0.0}
+    if args.command:
+        if args.name or args.python:
+            raise InvalidParameterError("Pass either --command 'CMD ARGS', or NAME with --python PATH, not both.")
+        return external(args.command, **claim)
+    if not args.name or ":" not in args.name:
+        raise InvalidParameterError("--python PATH runs NAME, the module:attr of a function in that environment; "
+                                    f"got {args.name!r}.")
+    return external_python(args.python, args.name, path=[os.getcwd()], **claim)
+
+
+def dataset_of(text: str) -> list[Any]:
+    """Return the dataset of --d0/--d1: a JSON list (numbers, lists of numbers, strings)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a JSON list such as [0, 0, 1]") from None
+    if not isinstance(value, list):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a JSON list such as [0, 0, 1]")
+    return value
 
 
 # ---- flag definitions
@@ -185,6 +223,18 @@ def add_mechanism_arguments(parser: Container, *, optional: bool = False,
     parser.add_argument("--param", action="append", metavar="K=V", help="a mechanism parameter (repeatable)")
     parser.add_argument("--epsilon", type=float, help="ε a built-in is calibrated to; else the claim to test")
     add_claim_delta(parser)
+
+
+def add_external_arguments(parser: Container) -> None:
+    """Add --command, --python, --d0 and --d1: a mechanism outside this Python, and the pair to audit it on."""
+    parser.add_argument("--command", metavar="'CMD ARGS'",
+                        help="audit a program in any language that speaks dpaudit's external protocol"
+                             " (dpaudit.mechanisms.external; no NAME; --epsilon/--delta: its claim)")
+    parser.add_argument("--python", metavar="PATH",
+                        help="run NAME (module:attr, importable from the current folder) with this Python, in its own"
+                             " environment")
+    parser.add_argument("--d0", type=dataset_of, metavar="JSON", help="the first dataset, e.g. '[0, 0, 0]'")
+    parser.add_argument("--d1", type=dataset_of, metavar="JSON", help="its neighbour, e.g. '[0, 0, 1]'")
 
 
 def add_claim_delta(parser: Container, *, default: float | None = None, help: str | None = None) -> None:
