@@ -2,7 +2,7 @@
 
 Flow, as for every canary audit: settings → canaries (seeded) → training
 runs (in process or on Dask workers, each finished run saved to a results
-folder) → `Observations` → the existing estimators → `CanaryAuditResult`,
+folder) → `Observations` → the existing estimators → `MembershipResult`,
 beside the claim (dp_accounting's PLD for dpaudit's trainer, Opacus' own
 accountant for Opacus) and dpaudit's PLD upper bound of what the code does.
 """
