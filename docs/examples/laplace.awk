@@ -1,14 +1,17 @@
 # Laplace noise on the sum of the data: epsilon-DP for records in [0, 1] under add/remove
-# (the sum moves by at most 1, the noise has scale 1/epsilon).
+# (the sum moves by at most 1, the noise has scale sensitivity/epsilon with sensitivity 1).
+# `-v sensitivity=0.5` is the classic bug, a sensitivity passed as half the truth: the
+# mechanism is then 2 epsilon-DP, and an audit of its epsilon claim finds a violation.
 # It answers requests of dpaudit's external protocol (dpaudit.mechanisms.external),
 #     {"size":N,"seed":S,"data":[x1,x2,...]}   ->   {"outputs":[y1,...,yN]}
 # one a line; serve.sh runs it once per request:
 #
 #     dpaudit audit --command 'sh docs/examples/serve.sh docs/examples/laplace.awk -v epsilon=1' --epsilon 1
+#     dpaudit audit --command 'sh docs/examples/serve.sh docs/examples/laplace.awk -v epsilon=1 -v sensitivity=0.5' --epsilon 1
 #
 # Any POSIX awk (mawk, gawk, busybox). rand() has about 31 bits, so the noise ends near
 # 21/epsilon, as any floating-point sampler's does somewhere; 10^6 trials cannot see that far.
-BEGIN { if (epsilon == "") epsilon = 1; scale = 1 / epsilon }
+BEGIN { if (epsilon == "") epsilon = 1; if (sensitivity == "") sensitivity = 1; scale = sensitivity / epsilon }
 {
     line = $0
     gsub(/[][{}":,]/, " ", line)          # the flat request, as words: size N seed S data x1 x2 ...

@@ -125,7 +125,7 @@ def test_correct_awk_laplace_is_consistent_and_reproducible():
 
 def test_buggy_awk_laplace_is_a_violation():
     # Half the noise on a sum that moves by 1: 2-DP, claimed 1-DP.
-    with external([*SERVE, str(EXAMPLES / "laplace_buggy.awk"), "-v", "epsilon=1"], epsilon=1.0) as mech:
+    with external([*SERVE, str(EXAMPLES / "laplace.awk"), "-v", "epsilon=1", "-v", "sensitivity=0.5"], epsilon=1.0) as mech:
         res = audit_mechanism(mech, trials=20_000, seed=0)
     assert res.verdict == "violation"
     assert 1.0 < res.lower_bound.epsilon <= 2.0

@@ -22,7 +22,7 @@ def test_a_correct_awk_mechanism_is_consistent_and_a_buggy_one_a_violation(capsy
     code, out, _ = _run(capsys, "audit", "--command", f"{SERVE} {ROOT}/docs/examples/laplace.awk -v epsilon=1",
                         "--epsilon", "1", "--json", *TRIALS)
     assert code == 0 and json.loads(out)["verdict"] == "consistent"
-    code, out, _ = _run(capsys, "audit", "--command", f"{SERVE} {ROOT}/docs/examples/laplace_buggy.awk -v epsilon=1",
+    code, out, _ = _run(capsys, "audit", "--command", f"{SERVE} {ROOT}/docs/examples/laplace.awk -v epsilon=1 -v sensitivity=0.5",
                         "--epsilon", "1", "--json", *TRIALS)
     assert code == 1 and json.loads(out)["lower_bound"]["epsilon"] > 1.0
 
