@@ -20,9 +20,12 @@ relation: Tumult's SymmetricDifference of 1, one row added or removed
 answers at AbsoluteDifference 1 (the pair 0 against 1).
 
 Tumult Core samples exactly (inverse-CDF with arbitrary precision, or
-rational arithmetic), one draw at a time: 50–350 µs a draw, and the Spark
-aggregations about 0.7 ms an output once Spark runs (it takes 20–25 s to
-start, on the first batch). Tumult's generator has no public seed, so the
+rational arithmetic), one draw at a time: 50–70 µs a draw on a number,
+0.2–0.45 ms an output for the Spark aggregations once Spark runs
+(`benchmarks`-style figures in docs/libraries.md). The draws of every
+Tumult mechanism go to one long-lived process per interpreter
+(`tumult_side:serve`), so Spark starts once a run (20–25 s, on the
+first batch of an aggregation). Tumult's generator has no public seed, so the
 `rng` only picks the seed sent to the process, which Tumult cannot use: an
 audit does not repeat bit for bit (soundness is unaffected: every draw is
 fresh), as for the python-dp adapters.
@@ -56,6 +59,8 @@ __all__ = [
     "tumult_gaussian",
     "tumult_gaussian_bits",
     "tumult_gaussian_count",
+    "tumult_gaussian_sum",
+    "tumult_gaussian_sum_bits",
     "tumult_geometric_count",
     "tumult_grouped_count",
     "tumult_laplace",
@@ -113,25 +118,38 @@ def _describe(python: str, kind: str, params_json: str) -> dict[str, Any]:
     return json.loads(lines[-1])
 
 
+@functools.lru_cache(maxsize=None)
+def _process(python: str) -> ExternalProcess:
+    """Return the one Tumult process of `python` (`tumult_side:serve`), shared by every Tumult mechanism of this process.
+
+    Spark takes 20–25 s to start, so the aggregations of one run share it.
+    Closing any Tumult mechanism stops this process; the next draw starts it again.
+    """
+    shell = external_python(python, "tumult_side:serve", epsilon=1.0, name="Tumult Core", timeout=BATCH_TIMEOUT,
+                            path=[str(SIDE.parent)], check=False)
+    return shell.sampler
+
+
 class _Requests:
-    """`sampler(data, size, rng)` of a Tumult mechanism: each request carries the rows and the parameters.
+    """`sampler(data, size, rng)` of a Tumult mechanism: each request carries the kind, the rows and the parameters.
 
     `rows`: the present records (`nan` = absent dropped) for the
     aggregations, the query answer for the noise measurements. With
-    `bits`, the doubles are released as their IEEE-754 bits. Picklable; the
-    process is shared by copies made in this process, as for `ExternalProcess`.
+    `bits`, the doubles are released as their IEEE-754 bits. Picklable (a
+    copy carries the command, as for `ExternalProcess`, and starts its own process).
     """
 
-    def __init__(self, process: ExternalProcess, params: dict[str, Any], *, records: bool, bits: bool = False,
+    def __init__(self, process: ExternalProcess, kind: str, params: dict[str, Any], *, records: bool, bits: bool = False,
                  groups: int | None = None) -> None:
-        self.process, self.params, self.records, self.bits, self.groups = process, params, records, bits, groups
+        self.process, self.kind, self.params = process, kind, params
+        self.records, self.bits, self.groups = records, bits, groups
 
     def __call__(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
         values = np.asarray(data, dtype=float).ravel()
         rows = values[~np.isnan(values)] if self.records else values[:1]
         if self.groups is not None and np.any((rows != np.round(rows)) | (rows < 0) | (rows >= self.groups)):
             raise ValueError(f"group labels must be integers in [0, {self.groups - 1}] (nan for an absent row)")
-        out = self.process({"rows": rows, **{k: [v] for k, v in self.params.items()}}, size, rng)
+        out = self.process({"kind": [self.kind], "rows": rows, **{k: [v] for k, v in self.params.items()}}, size, rng)
         return as_bits(out) if self.bits else out
 
     @property
@@ -165,12 +183,12 @@ def _build(spec: _Spec, event_of: Any, text: str) -> Mechanism:
     if python is None:
         raise InvalidParameterError(f"Tumult's environment is absent (set {ENVIRONMENT_VARIABLE} or run `make tumult`).")
     described = _describe(python, spec.kind, json.dumps(spec.params, sort_keys=True))
-    mech = external_python(
+    mech = external_python(  # the mechanism's claim, pair and relation; its draws go to the shared process
         python, f"tumult_side:{spec.kind}", epsilon=described["epsilon"], delta=described["delta"],
         relation=Relation.ADD_REMOVE, name=spec.name, default_pair=spec.pair, neighbours=spec.neighbours,
         timeout=BATCH_TIMEOUT, path=[str(SIDE.parent)], check=False,
     )
-    sampler = _Requests(mech.sampler, spec.params, records=spec.records, bits=spec.bits, groups=spec.groups)
+    sampler = _Requests(_process(python), spec.kind, spec.params, records=spec.records, bits=spec.bits, groups=spec.groups)
     noise = {k: described[k] for k in ("alpha", "scale", "sigma_squared") if k in described}
     return dataclasses.replace(
         mech, sampler=sampler, event=event_of(described), buggy=spec.buggy,
@@ -328,6 +346,48 @@ def tumult_laplace_sum(*, epsilon: float = 1.0, lower: float = -2.0, upper: floa
                   f"[{lo:g}, {hi:g}] on a Spark DataFrame")
 
 
+def _gaussian_sum(name: str, rho: float, delta: float, lower: float, upper: float, bits: bool) -> Mechanism:
+    from dp_accounting import dp_event
+
+    lo = check_real(lower, "lower", name)
+    hi = check_real(upper, "upper", name, low=lo, low_open=True)
+    params = {"rho": _positive(rho, "rho", name), "lower": lo, "upper": hi, "noise": "gaussian", "delta": _delta(delta, name)}
+    extreme = lo if abs(lo) > abs(hi) else hi
+    spec = _Spec(name, "clipped_sum", params, _one_row_added((lo + hi) / 2, extreme), present_records(-np.inf, np.inf),
+                 records=True, bits=bits, buggy=bits)
+    sensitivity = max(abs(lo), abs(hi))
+
+    def event(d: dict[str, Any]) -> dp_event.DpEvent:
+        if bits:
+            return dp_event.NonPrivateDpEvent()
+        return dp_event.GaussianDpEvent(noise_multiplier=float(np.sqrt(d["sigma_squared"])) / sensitivity)
+
+    return _build(spec, event, f"create_sum_measurement (Gaussian noise, zCDP) of a float column clipped to [{lo:g}, {hi:g}] "
+                  "on a Spark DataFrame" + ("; the output's IEEE-754 bits, whose low bits leak the input" if bits else ""))
+
+
+def tumult_gaussian_sum(*, rho: float = 1 / 32, delta: float = GAUSSIAN_DELTA, lower: float = -2.0, upper: float = 1.0) -> Mechanism:
+    """Return Tumult's `create_sum_measurement(RhoZCDP, ρ, GAUSSIAN, lower, upper)` of a float column.
+
+    Claim: the ε Tumult's `RhoZCDPToApproxDP` accepts at `delta`. Upper
+    bound: the exact Gaussian profile at σ/Δ, σ² as Tumult reports it and
+    Δ = max(|lower|, |upper|) (one row added or removed), outputs taken as reals.
+    """
+    return _gaussian_sum("tumult_gaussian_sum", rho, delta, lower, upper, bits=False)
+
+
+def tumult_gaussian_sum_bits(*, rho: float = 1 / 32, delta: float = GAUSSIAN_DELTA, lower: float = -2.0,
+                             upper: float = 1.0) -> Mechanism:
+    """FINDING (leaks): `tumult_gaussian_sum` released as the exact double's bits: the sum's noise is AddGaussianNoise's.
+
+    As in `tumult_gaussian_bits`: the sum plus a correctly rounded Gaussian
+    double, added in floating point. At the default pair the sums are −2 and
+    −4; outputs in (−1, 1) are then multiples of 2^-52 and 2^-51, so an odd
+    multiple of 2^-52 there can only come from −2.
+    """
+    return _gaussian_sum("tumult_gaussian_sum_bits", rho, delta, lower, upper, bits=True)
+
+
 def tumult_grouped_count(*, epsilon: float = 1.0, groups: int = 3) -> Mechanism:
     """Return Tumult's grouped `create_count_measurement(PureDP, ε, GEOMETRIC)` over public groups 0 .. groups − 1.
 
@@ -350,5 +410,6 @@ def tumult_grouped_count(*, epsilon: float = 1.0, groups: int = 3) -> Mechanism:
 
 if tumult_python() is not None:
     for _factory in (tumult_laplace, tumult_laplace_bits, tumult_gaussian, tumult_gaussian_bits, tumult_geometric_count,
-                     tumult_gaussian_count, tumult_laplace_sum, tumult_grouped_count):
+                     tumult_gaussian_count, tumult_laplace_sum, tumult_gaussian_sum, tumult_gaussian_sum_bits,
+                     tumult_grouped_count):
         register(_factory.__name__)(_factory)

@@ -10,16 +10,17 @@ tmlt.core only):
   line, the claim Tumult's own privacy function makes at d_in = 1 and the
   noise parameter Tumult calibrated (a short-lived process, run when a
   mechanism is built);
-- dpaudit's external worker serves `tumult_side:KIND` (`external_python`
+- dpaudit's external worker serves `tumult_side:serve` (`external_python`
   with `path=` this folder): each request's data is a dict of columns,
-  `rows` (the dataset: the present records, or one query answer) and one
-  column per parameter, and `KIND(data, size=N, seed=S)` returns N outputs.
+  `kind`, `rows` (the dataset: the present records, or one query answer)
+  and one column per parameter, and `KIND(data, size=N, seed=S)` returns N
+  outputs (`tumult_side:KIND` serves one kind alone).
 
 The kinds: `laplace`, `gaussian` (Tumult's `AddLaplaceNoise` and
 `AddGaussianNoise` on a number; no Spark), `count` (create_count_measurement,
 geometric or discrete Gaussian noise), `clipped_sum` (create_sum_measurement
-on a float column, Laplace noise) and `grouped_count` (a count per public
-group). The three aggregations take Spark DataFrames (so a Java runtime):
+on a float column, Laplace or Gaussian noise) and `grouped_count` (a count
+per public group). The three aggregations take Spark DataFrames (so a Java runtime):
 one batch of N outputs is ONE run of Tumult's measurement on N copies of
 the dataset, grouped by a public `copy` key (and the group), so each copy
 gets the noisy answer of the measurement audited, independently. The
@@ -51,7 +52,7 @@ import tempfile  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-__all__ = ["KINDS", "clipped_sum", "count", "describe", "gaussian", "grouped_count", "laplace"]
+__all__ = ["KINDS", "clipped_sum", "count", "describe", "gaussian", "grouped_count", "laplace", "serve"]
 
 KINDS = ("laplace", "gaussian", "count", "clipped_sum", "grouped_count")
 _SPARK = {}  # the session and its warehouse folder, made on first use
@@ -96,7 +97,7 @@ def _noise(name):
     from tmlt.core.measurements.aggregations import NoiseMechanism
 
     return {"geometric": NoiseMechanism.GEOMETRIC, "discrete_gaussian": NoiseMechanism.DISCRETE_GAUSSIAN,
-            "laplace": NoiseMechanism.LAPLACE}[name]
+            "laplace": NoiseMechanism.LAPLACE, "gaussian": NoiseMechanism.GAUSSIAN}[name]
 
 
 def _budget(params):
@@ -255,10 +256,10 @@ def _copies(kind, data, size):
     import pandas as pd
 
     spark = _session()
-    params = {k: (np.asarray(v).ravel()[0].item() if k != "rows" else None) for k, v in data.items()}
+    params = {k: np.asarray(v).ravel()[0].item() for k, v in data.items() if k not in ("rows", "kind")}
     column = "group" if kind == "grouped_count" else "x"
     rows = np.asarray(data["rows"], dtype=float).ravel()
-    domain = _domain(column, ["copy"] if kind != "grouped_count" else ["copy"])
+    domain = _domain(column, ["copy"])
     frame = pd.DataFrame({column: rows.astype(np.int64) if column == "group" else rows})
     dataset = spark.createDataFrame(frame, schema=domain.project([column]).spark_schema)
     copies = spark.range(size).withColumnRenamed("id", "copy")
@@ -283,13 +284,25 @@ def count(data, size, seed):
 
 
 def clipped_sum(data, size, seed):
-    """Return `size` noisy sums of the rows clipped to [lower, upper]: create_sum_measurement (params epsilon, lower, upper, noise)."""
+    """Return `size` noisy sums of the rows clipped to [lower, upper]: create_sum_measurement (epsilon or rho, lower, upper, noise)."""
     return np.asarray(_copies("clipped_sum", data, size), dtype=np.float64)
 
 
 def grouped_count(data, size, seed):
     """Return `size` rows of noisy counts, one per public group 0 .. groups − 1 of the rows (group labels)."""
     return np.asarray(_copies("grouped_count", data, size), dtype=np.int64)
+
+
+def serve(data, size, seed):
+    """Return `size` outputs of the kind the request names (its column `kind`): one process serves every kind.
+
+    dpaudit keeps one such process per interpreter, so Spark starts once for
+    all the aggregations audited in one run.
+    """
+    kind = str(np.asarray(data["kind"]).ravel()[0])
+    if kind not in KINDS:
+        raise ValueError("unknown kind %r; the kinds are %s" % (kind, ", ".join(KINDS)))
+    return globals()[kind](data, size, seed)
 
 
 def main(argv):
