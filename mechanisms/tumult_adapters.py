@@ -7,7 +7,7 @@ pyspark 3.5, so it cannot share dpaudit's environment: `make tumult` builds
 is $DPAUDIT_TUMULT_PYTHON when that is set (and nothing is registered if it
 names no runnable file), else `.venv-tumult/bin/python` under the current
 directory or the repository root. Registering runs nothing; building a
-mechanism asks Tumult for its claim (a process of 2–3 s, 12 s for the
+mechanism asks Tumult for its claim (a process of 2–3 s, 13 s for the
 grouped count, which starts Spark; cached per process).
 
 Each adapter's **claim** is Tumult's own privacy function at d_in = 1
@@ -22,7 +22,7 @@ answers at AbsoluteDifference 1 (the pair 0 against 1).
 Tumult Core samples exactly (inverse-CDF with arbitrary precision, or
 rational arithmetic), one draw at a time: 50–70 µs a draw on a number,
 0.2–0.45 ms an output for the Spark aggregations once Spark runs
-(`benchmarks`-style figures in docs/libraries.md). The draws of every
+(measured in docs/libraries.md). The draws of every
 Tumult mechanism go to one long-lived process per interpreter
 (`tumult_side:serve`), so Spark starts once a run (20–25 s, on the
 first batch of an aggregation). Tumult's generator has no public seed, so the
