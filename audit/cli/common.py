@@ -175,7 +175,7 @@ def mechanism_of(args: argparse.Namespace, params: dict[str, Any] | None = None)
     """Return the mechanism NAME names (or --command, or NAME run by --python), with --param, --epsilon and --delta applied."""
     from dpaudit.mechanisms.errors import InvalidParameterError
 
-    if getattr(args, "command", None) or getattr(args, "python", None):
+    if getattr(args, "external_command", None) or getattr(args, "python", None):
         return _external_of(args)
     if args.name is None:
         raise InvalidParameterError("Name the mechanism to audit: NAME, module:attr, or --command 'CMD ARGS'.")
@@ -192,10 +192,10 @@ def _external_of(args: argparse.Namespace) -> Mechanism:
     if args.param:
         raise InvalidParameterError("--param is for built-ins; pass an external program its parameters in --command.")
     claim = {"epsilon": args.epsilon, "delta": args.delta or 0.0}
-    if args.command:
+    if args.external_command:
         if args.name or args.python:
             raise InvalidParameterError("Pass either --command 'CMD ARGS', or NAME with --python PATH, not both.")
-        return external(args.command, **claim)
+        return external(args.external_command, **claim)
     if not args.name or ":" not in args.name:
         raise InvalidParameterError("--python PATH runs NAME, the module:attr of a function in that environment; "
                                     f"got {args.name!r}.")
@@ -227,7 +227,7 @@ def add_mechanism_arguments(parser: Container, *, optional: bool = False,
 
 def add_external_arguments(parser: Container) -> None:
     """Add --command, --python, --d0 and --d1: a mechanism outside this Python, and the pair to audit it on."""
-    parser.add_argument("--command", metavar="'CMD ARGS'",
+    parser.add_argument("--command", dest="external_command", metavar="'CMD ARGS'",
                         help="audit a program in any language that speaks dpaudit's external protocol"
                              " (dpaudit.mechanisms.external; no NAME; --epsilon/--delta: its claim)")
     parser.add_argument("--python", metavar="PATH",
