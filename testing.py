@@ -21,6 +21,7 @@ would end past it is not started) and the trials by `max_trials`.
 
 from __future__ import annotations
 
+import inspect
 import os
 import shlex
 from typing import Any
@@ -29,7 +30,7 @@ from dpaudit.audit.audits.auto_trials import AutoBudget
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.results.result import VIOLATION, AuditResult
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms.registry import list_mechanisms
+from dpaudit.mechanisms.registry import factory, list_mechanisms
 
 __all__ = ["PrivacyViolation", "assert_private"]
 
@@ -90,7 +91,8 @@ def _reproduce(mechanism: Mechanism, result: AuditResult, default_pair: bool) ->
     """Return the command that repeats the audit: the CLI for a built-in on its own pair, else this test."""
     confidence = result.lower_bound.confidence
     if default_pair and mechanism.name in list_mechanisms() and mechanism.buggy is not None:
-        params = " ".join(f"--param {shlex.quote(f'{k}={v!r}')}" for k, v in mechanism.params.items())
+        accepted = inspect.signature(factory(mechanism.name)).parameters  # params may also hold facts, not inputs
+        params = " ".join(f"--param {shlex.quote(f'{k}={v!r}')}" for k, v in mechanism.params.items() if k in accepted)
         auto = result.lower_bound.details["auto"]
         return " ".join(filter(None, [
             f"dpaudit audit {mechanism.name}", params, f"--trials auto --max-trials {auto['max_trials']}",
