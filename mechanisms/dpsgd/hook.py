@@ -94,11 +94,13 @@ def _opacus_optimizers() -> Any:
 
 
 def _hooked_step(self: Any, closure: Callable[[], float] | None = None) -> Any:
+    """The watched optimizer's step: its own step outside hooked_run, recorded inside it."""
     run = _RUN.get()
     return self._dpaudit_step(closure) if run is None else run.step(self, closure)
 
 
 def _hooked_pre_step(self: Any, closure: Callable[[], float] | None = None) -> Any:
+    """The watched optimizer's pre_step: its own outside hooked_run, with this step's canaries added inside it."""
     run = _RUN.get()
     return self._dpaudit_pre_step(closure) if run is None else run.pre_step(self, closure)
 
