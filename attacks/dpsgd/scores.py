@@ -23,7 +23,9 @@ from typing import Any, Callable
 
 import numpy as np
 from dpaudit.attacks.dpsgd.canaries import DPSGDCanaries
+from dpaudit.attacks.dpsgd.data_gradients import data_gradient_moments
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
+from dpaudit.mechanisms.dpsgd.data import TrainingData
 from dpaudit.mechanisms.dpsgd.flat_model import FlatModel
 from dpaudit.mechanisms.errors import InvalidParameterError
 
@@ -36,15 +38,23 @@ BLACK_BOX_SCORES = (LOSS, LOSS_DIFFERENCE)
 
 
 def white_box_scores(iterates: np.ndarray, canaries: DPSGDCanaries, *, model: FlatModel, config: DPSGDConfig,
-                     sample_rate: float, sum_scale: float) -> np.ndarray:
+                     sample_rate: float, sum_scale: float, data: TrainingData | None = None) -> np.ndarray:
     """Return each canary's summed per-step log-likelihood ratio from the iterates θ₀ … θ_T ((T + 1, P)).
 
     `sum_scale` turns an update into the noisy gradient sum (q·n/lr for the
-    trainer's expected batch q·n), `sample_rate` is q.
+    trainer's expected batch q·n), `sample_rate` is q. With the training
+    `data`, a gradient canary's projections are taken net of the data's
+    predicted part and their scale widened by its sampling variance
+    (`data_gradients`).
     """
     sums = (iterates[:-1] - iterates[1:]).astype(np.float64) * sum_scale
     scale = config.noise_multiplier * config.clip_norm
     projections, norms = _projections(iterates[:-1], sums, canaries, model=model, clip_norm=config.clip_norm)
+    if data is not None and canaries.gradients is not None:
+        directions, _ = _unit_clipped(canaries.gradients.astype(np.float64), config.clip_norm)
+        mean, variance = data_gradient_moments(iterates[:-1], directions, model=model, data=data,
+                                               clip_norm=config.clip_norm, sample_rate=sample_rate)
+        projections, scale = projections - mean, np.sqrt(scale**2 + variance)
     x, mu = projections / scale, norms / scale
     step = mu * x - mu**2 / 2
     q = sample_rate
@@ -109,7 +119,7 @@ def canary_scores(theta0: np.ndarray | None, iterates: np.ndarray, canaries: DPS
     """
     if threat == WHITE_BOX:
         return white_box_scores(iterates, canaries, model=trainer.model, config=trainer.config,
-                                sample_rate=trainer.sample_rate, sum_scale=trainer.sum_scale)
+                                sample_rate=trainer.sample_rate, sum_scale=trainer.sum_scale, data=trainer.data)
     if threat == BLACK_BOX:
         return black_box_scores(theta0, iterates[-1], canaries, losses=trainer.losses, score=score)
     raise InvalidParameterError(f"The threat model must be one of {', '.join(THREATS)}; got {threat!r} instead.")
