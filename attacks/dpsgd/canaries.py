@@ -48,12 +48,19 @@ DIRAC_SCALE = 10.0
 
 @dataclasses.dataclass(frozen=True)
 class DPSGDCanaries:
-    """m canaries of one kind: input rows (x, y) or raw gradients (m, P)."""
+    """m canaries of one kind: input rows (x, y) or raw gradients (m, P).
+
+    `magnitudes`: a crafted canary's value in its feature, when chosen to
+    reach the clip norm; `support`: the parameter coordinates the input
+    canaries' gradients touch (for scores computed from a user's losses).
+    """
 
     kind: str
     x: np.ndarray | None = None
     y: np.ndarray | None = None
     gradients: np.ndarray | None = None
+    magnitudes: np.ndarray | None = None
+    support: np.ndarray | None = None
 
     @property
     def size(self) -> int:

@@ -17,10 +17,12 @@ from typing import Any
 
 import numpy as np
 from dpaudit.attacks.dpsgd.canaries import DPSGDCanaries
-from dpaudit.attacks.dpsgd.scores import LOSS, canary_scores
+from dpaudit.attacks.dpsgd.scores import LOSS, WHITE_BOX, canary_scores
+from dpaudit.attacks.dpsgd.user_scores import user_white_box_scores
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.data import load_data
 from dpaudit.mechanisms.dpsgd.torch_support import import_torch
+from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
 
 __all__ = ["TARGETS", "DPSGDGame", "multi_run_membership", "one_torch_thread", "play_multi_run", "play_one_run", "resolve_trainer"]
 
@@ -44,7 +46,10 @@ class DPSGDGame:
         """Train once with the canaries marked in `included`; return every canary's score."""
         trainer = resolve_trainer(self.config, self.target)
         trajectory = trainer.train(self.theta0, self.canaries.insertions(included), rng,
-                                   keep_iterates=self.threat == "white-box")
+                                   keep_iterates=self.threat == WHITE_BOX)
+        if self.threat == WHITE_BOX and isinstance(trainer, UserTrainer):
+            return user_white_box_scores(trajectory.iterates, self.canaries, losses=trainer.losses,
+                                         settings=trajectory.settings, rows=trajectory.rows)
         return canary_scores(self.theta0, trajectory.iterates, self.canaries, threat=self.threat,
                              trainer=trainer, score=self.score)
 
@@ -78,14 +83,23 @@ def _run_rng(seed: int, index: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(RUN_STREAM, index)))
 
 
-def multi_run_membership(runs: int, rng: np.random.Generator) -> np.ndarray:
-    """Return which of `runs` runs hold the canary: exactly ⌊runs/2⌋ of them, by a seeded permutation."""
-    return rng.permutation(runs) < runs // 2
+def multi_run_membership(runs: int, rng: np.random.Generator, canaries: int = 1) -> np.ndarray:
+    """Return which runs hold which canary, (runs,) for one canary, else (runs, canaries).
+
+    One canary: exactly ⌊runs/2⌋ runs, by a seeded permutation. Several (a
+    ladder of magnitudes): each canary in each run independently with
+    probability ½, so that given one canary's column the runs stay
+    independent, each drawn from the same mixture over the other canaries
+    (a mixture of neighbouring pairs, as private as each pair).
+    """
+    if canaries == 1:
+        return rng.permutation(runs) < runs // 2
+    return rng.random((runs, canaries)) < 0.5
 
 
-def play_multi_run(game: DPSGDGame, index: int, member: bool, seed: int) -> float:
-    """Play run `index` of a multi-run game (its one canary in when `member`); return the canary's score."""
-    return float(game.play(np.array([member]), _run_rng(seed, index))[0])
+def play_multi_run(game: DPSGDGame, index: int, member: Any, seed: int) -> np.ndarray:
+    """Play run `index` of a multi-run game (its canaries in as `member` says); return the canaries' scores."""
+    return game.play(np.atleast_1d(member), _run_rng(seed, index))
 
 
 def play_one_run(game: DPSGDGame, included: np.ndarray, seed: int) -> np.ndarray:

@@ -27,6 +27,7 @@ from dpaudit.attacks.dpsgd.game import (
     resolve_trainer,
 )
 from dpaudit.attacks.dpsgd.scores import LOSS, THREATS, WHITE_BOX
+from dpaudit.attacks.dpsgd.user_canaries import user_canaries
 from dpaudit.attacks.games import Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.audits.membership import Played, Subject, run_membership_audit
@@ -46,6 +47,8 @@ from dpaudit.mechanisms.validation import check_int
 __all__ = ["DPSGDInterrupted", "Execution", "audit_dpsgd"]
 
 MIN_RUNS = 10
+USER_DATA, CANARIES_ONLY = "user", "canaries"
+DATASET_CHOICES = (USER_DATA, CANARIES_ONLY)
 
 
 class DPSGDInterrupted(KeyboardInterrupt):
@@ -67,6 +70,7 @@ def audit_dpsgd(
     threat: str = WHITE_BOX,
     scorer: str = LOSS,
     runs: int | None = None,
+    dataset: str | int = USER_DATA,
     execution: Execution = Execution(),
     seed: int = 0,
 ) -> MembershipResult:
@@ -85,6 +89,11 @@ def audit_dpsgd(
         threat: "white-box" (every iterate) or "black-box" (final parameters).
         scorer: black-box score of input canaries: "loss" or "loss-difference".
         runs: shorthand for `game=MultiRun(runs)`.
+        dataset: what a `UserTrainer` trains on besides the canaries: "user"
+            (your data), an int k (k of your rows, drawn from the seed) or
+            "canaries" (the canaries alone). Sound for each: the claim is for
+            every dataset; fewer rows leave the canary's gradient fewer
+            others to hide among, so the audit is stronger.
         execution: results folder and resume, Dask workers or scheduler, progress bar.
         seed: one seed for θ₀, the canaries, every run and the estimator.
 
@@ -105,20 +114,28 @@ def audit_dpsgd(
     owner = "audit_dpsgd"
     game = _game(game, runs, owner)
     _check_choices(target, threat, canary, config)
+    _check_dataset(dataset, target, owner)
     trainer = resolve_trainer(config, target)
     subject, facts = _accounting(target, trainer)
     one_run = isinstance(game, OneRun)
     store: RunStore | None = None
 
     def play(canary_rng: np.random.Generator, game_rng: np.random.Generator) -> Played:
-        theta0 = trainer.model.initial(canary_rng).cpu().numpy() if isinstance(target, str) else None
         m = game.canaries if one_run else 1
-        made = make_canaries(canary, m, model=getattr(trainer, "model", None), data=trainer.data, theta0=theta0,
-                             clip_norm=config.clip_norm, rng=canary_rng, target=dirac_target)
-        played = DPSGDGame(config, target, made, theta0, threat, scorer)
+        if isinstance(target, str):
+            theta0 = trainer.model.initial(canary_rng).cpu().numpy()
+            made = make_canaries(canary, m, model=trainer.model, data=trainer.data, theta0=theta0,
+                                 clip_norm=config.clip_norm, rng=canary_rng, target=dirac_target)
+            runner, trained_on = target, {}
+        else:
+            theta0 = None
+            runner, trained_on = _dataset(target, dataset, canary_rng)
+            made = user_canaries(canary, m, runner, canary_rng, ladder=not one_run, target=dirac_target)
+        played = DPSGDGame(config, runner, made, theta0, threat, scorer)
         setup = {"config": config.to_dict(), "target": target if isinstance(target, str) else target.name,
                  "canary": canary, "dirac_target": dirac_target, "threat": threat, "score": scorer,
-                 "one_run": one_run, "runs": 1 if one_run else game.runs, "canaries": m, "seed": seed}
+                 "one_run": one_run, "runs": 1 if one_run else game.runs, "canaries": m, "seed": seed,
+                 **({"dataset": dataset} if trained_on else {})}
         nonlocal store
         store = RunStore(execution.out, setup, resume=execution.resume) if execution.out else None
         if one_run:
@@ -126,7 +143,8 @@ def audit_dpsgd(
         else:
             obs = _multi_run(played, game.runs, game_rng, seed, store, execution)
         attack = {"target": target if isinstance(target, str) else trainer.name, "threat": threat,
-                  "canary": made.kind, "training_rows": trainer.data.rows, **facts}
+                  "canary": made.kind, "training_rows": (trainer if isinstance(target, str) else runner).data.rows, **trained_on,
+                  **_magnitudes(made), **facts}
         name = f"{threat} {made.kind}" + (f" ({scorer})" if threat != WHITE_BOX and made.kind != DIRAC else "")
         return Played(obs, name, attack)
 
@@ -148,15 +166,39 @@ def _game(game: Game | None, runs: int | None, owner: str) -> Game:
     return game
 
 
+def _check_dataset(dataset: Any, target: Any, owner: str) -> None:
+    """Raise unless `dataset` is "user", "canaries" or an int ≥ 1, and "user" unless the target is a `UserTrainer`."""
+    if dataset in DATASET_CHOICES:
+        ok = dataset == USER_DATA or isinstance(target, UserTrainer)
+    else:
+        check_int(dataset, "dataset", owner)
+        ok = isinstance(target, UserTrainer)
+    if not ok:
+        raise InvalidParameterError(
+            "The dataset option picks what a UserTrainer trains on; dpaudit's trainer and Opacus train on DPSGDConfig(data=...)."
+        )
+
+
+def _dataset(target: UserTrainer, dataset: str | int, rng: np.random.Generator) -> tuple[UserTrainer, dict[str, Any]]:
+    """Return the user's trainer on the dataset the audit picks, and the dataset's name for the result."""
+    n = target.data.rows
+    if dataset == CANARIES_ONLY:
+        return target.on_rows(np.arange(0)), {"dataset": "the canaries alone"}
+    if dataset == USER_DATA or dataset >= n:
+        return target, {"dataset": f"the user's data ({n} rows)"}
+    rows = np.sort(rng.choice(n, size=dataset, replace=False))
+    return target.on_rows(rows), {"dataset": f"{dataset} of the user's {n} rows (drawn from the seed)"}
+
+
+def _magnitudes(made: Any) -> dict[str, Any]:
+    """Return the crafted canaries' magnitudes for the result, when chosen to reach the clip norm."""
+    return {} if made.magnitudes is None else {"canary_magnitudes": [float(a) for a in made.magnitudes]}
+
+
 def _check_choices(target: Any, threat: str, canary: str, config: DPSGDConfig) -> None:
     if threat not in THREATS:
         raise InvalidParameterError(f"The threat model must be one of {', '.join(THREATS)}; got {threat!r} instead.")
     if isinstance(target, UserTrainer):
-        if threat == WHITE_BOX or canary == DIRAC:
-            raise InvalidParameterError(
-                "A user's training function releases only its final parameters: use --threat black-box with "
-                "mislabelled or crafted canaries."
-            )
         return
     if target not in TARGETS:
         raise InvalidParameterError(
@@ -176,25 +218,30 @@ def _one_run(game: DPSGDGame, m: int, rng: np.random.Generator, seed: int, store
 
 
 def _multi_run(game: DPSGDGame, runs: int, rng: np.random.Generator, seed: int, store: RunStore | None,
-               execution: Execution) -> Observations:
-    members = multi_run_membership(runs, rng)
+               execution: Execution) -> Observations | tuple[Observations, ...]:
+    """Return the runs' scores and truth: one `Observations`, or one per canary of a ladder."""
+    k = game.canaries.size
+    members = multi_run_membership(runs, rng, k)
     scores = {i: record["score"] for i, record in (store.finished() if store else {}).items() if i < runs}
     pending = [i for i in range(runs) if i not in scores]
 
-    def finish(index: int, value: float) -> None:
-        scores[index] = value
+    def finish(index: int, value: np.ndarray) -> None:
+        scores[index] = float(value[0]) if k == 1 else [float(v) for v in value]
         if store:
-            store.append({"run": index, "member": bool(members[index]), "score": value})
+            member = bool(members[index]) if k == 1 else [bool(b) for b in members[index]]
+            store.append({"run": index, "member": member, "score": scores[index]})
 
     with trial_progress(runs, label="training runs", enabled=execution.progress) as bar:
         if bar and scores:
             bar(len(scores))
         try:
-            run_each(lambda index: play_multi_run(game, index, bool(members[index]), seed), pending,
+            run_each(lambda index: play_multi_run(game, index, members[index], seed), pending,
                      backend=execution.backend, finish=finish, progress=bar, worker_setup=one_torch_thread)
         except KeyboardInterrupt:
             raise DPSGDInterrupted(len(scores), runs, store.path if store else None) from None
-    return Observations(np.array([scores[i] for i in range(runs)]), members)
+    table, truth = np.array([scores[i] for i in range(runs)]).reshape(runs, k), members.reshape(runs, k)
+    arms = tuple(Observations(table[:, j], truth[:, j]) for j in range(k))
+    return arms[0] if k == 1 else arms
 
 
 def _accounting(target: Any, trainer: Any) -> tuple[Subject, dict[str, Any]]:

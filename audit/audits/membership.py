@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 from dpaudit.attacks.games import Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.estimators.certify import Bound, certify
+from dpaudit.audit.estimators.certify import Bound, certify, certify_best
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.audit.theory.upper_bound import UpperBound
 from dpaudit.mechanisms.base import Claim
@@ -29,9 +29,13 @@ __all__ = ["Played", "Subject", "check_game", "run_membership_audit", "seed_stre
 
 @dataclasses.dataclass(frozen=True)
 class Played:
-    """What a game produced: the scores and truth, the scorer's name, and facts about the attack."""
+    """What a game produced: the scores and truth, the scorer's name, and facts about the attack.
 
-    observations: Observations
+    A ladder of canaries played in the same runs gives one `Observations`
+    per canary, certified together by `certify_best`.
+    """
+
+    observations: Observations | tuple[Observations, ...]
     scorer: str
     attack: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
@@ -87,9 +91,14 @@ def run_membership_audit(
     data_rng, game_rng, estimator_rng = seed_streams(seed)
     start = time.perf_counter()
     played = play(data_rng, game_rng)
-    lower = certify(played.observations, game, bound, delta=delta, rng=estimator_rng)
+    observations, attack = played.observations, dict(played.attack)
+    if isinstance(observations, tuple):
+        best, lower = certify_best(observations, game, bound, delta=delta, rng=estimator_rng)
+        observations, attack["best_canary"] = observations[best], best
+    else:
+        lower = certify(observations, game, bound, delta=delta, rng=estimator_rng)
     return MembershipResult(
         game=game.name, lower_bound=lower, scorer=played.scorer, seconds=time.perf_counter() - start, seed=seed,
         mechanism=subject.name, params=dict(subject.params), claim=subject.claim,
-        upper_bound=subject.upper_bound(delta), observations=played.observations, attack=dict(played.attack),
+        upper_bound=subject.upper_bound(delta), observations=observations, attack=attack,
     )

@@ -44,24 +44,34 @@ def run(args: argparse.Namespace) -> int:
     from dpaudit.audit.audits.dpsgd import DPSGDInterrupted, audit_dpsgd  # torch: only once the flags are checked
     from dpaudit.audit.execution.runs import Execution
 
+    target = _target(args.target)
+    user = not isinstance(target, str)
+    data = DEFAULTS.data if user or args.data is None else args.data
     config = DPSGDConfig(
-        model=args.model, data=args.data, noise_multiplier=args.noise_multiplier, clip_norm=args.clip_norm,
+        model=args.model, data=data, noise_multiplier=args.noise_multiplier, clip_norm=args.clip_norm,
         sample_rate=args.sample_rate, steps=args.steps, learning_rate=args.learning_rate, batching=args.batching,
         delta=args.delta, bug=args.bug,
     )
-    target = _target(args.target)
     execution = Execution(out=args.store, resume=args.resume, workers=args.workers, scheduler=args.scheduler,
                           progress=progress_wanted(args))
     try:
         result = audit_dpsgd(
             config, target=target, game=game, bound=bound, canary=args.canary, dirac_target=args.dirac_target,
             threat=args.threat, scorer=args.scorer, execution=execution, seed=args.seed,
+            **({"dataset": _dataset(args.data)} if user else {}),
         )
     except DPSGDInterrupted as stop:
         where = f"; they are saved in {stop.folder}, rerun with --resume" if stop.folder else " (pass --store to keep runs)"
         print(f"dpaudit: interrupted after {stop.finished} of {stop.total} training runs{where}.", file=sys.stderr)
         return 130
     return emit(result, args)
+
+
+def _dataset(value: str | None) -> str | int:
+    """Return what a user's trainer trains on: "user" (the default), "canaries", or a number of its rows."""
+    if value is None:
+        return "user"
+    return int(value) if value.isdigit() else value
 
 
 def _target(name: str) -> Any:
@@ -85,7 +95,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="dpaudit's trainer, Opacus, or module:attr naming a UserTrainer (default dpaudit)")
     training.add_argument("--bug", choices=BUGS, help="train a known-buggy variant of dpaudit's trainer")
     training.add_argument("--model", choices=MODELS, default=DEFAULTS.model, help="logreg or mlp (default logreg)")
-    training.add_argument("--data", choices=DATASETS, default=DEFAULTS.data, help="digits or synthetic (default digits)")
+    training.add_argument("--data", metavar="DATA",
+                          help=f"{' or '.join(DATASETS)} for dpaudit's trainer and Opacus (default {DEFAULTS.data}); for your "
+                               "own trainer (module:attr): user (your data, the default), canaries (the canaries alone) or N "
+                               "(N of your rows)")
     training.add_argument("--noise-multiplier", type=float, default=DEFAULTS.noise_multiplier, help="σ (default 1)")
     training.add_argument("--clip-norm", type=float, default=DEFAULTS.clip_norm, help="C (default 1)")
     training.add_argument("--sample-rate", type=float, default=DEFAULTS.sample_rate, help="q (default 256/1797)")

@@ -25,7 +25,7 @@ from dpaudit.audit.estimators.thresholds import DominatingPair, ThresholdStrateg
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_probability_open
 
-__all__ = ["ESTIMATORS", "Bound", "certify", "estimators_of"]
+__all__ = ["ESTIMATORS", "Bound", "certify", "certify_best", "estimators_of"]
 
 
 def _multi_run(estimator: Callable[..., LowerBound]) -> Callable[..., LowerBound]:
@@ -128,3 +128,20 @@ def certify(obs: Observations, game: Game, bound: Bound, *, delta: float, rng: n
         InvalidParameterError: as `Bound.estimator_for`.
     """
     return ESTIMATORS[bound.estimator_for(game, delta)][2](obs, game, bound, delta, rng)
+
+
+def certify_best(arms: tuple[Observations, ...], game: Game, bound: Bound, *, delta: float,
+                 rng: np.random.Generator) -> tuple[int, LowerBound]:
+    """Return the index of the arm with the highest lower bound, each of the K arms certified at confidence 1 − β/K.
+
+    Arms are the scores of K canaries played in the same runs (e.g. a
+    ladder of canary magnitudes). Sound by the union bound: each arm's bound
+    fails with probability at most β/K, so all hold together with
+    probability ≥ 1 − β, whatever the dependence between arms, and the best
+    of them with it.
+    """
+    split = dataclasses.replace(bound, confidence=1.0 - (1.0 - bound.confidence) / len(arms))
+    bounds = [certify(arm, game, split, delta=delta, rng=rng) for arm in arms]
+    best = int(np.argmax([b.epsilon for b in bounds]))
+    method = f"{bounds[best].method}, best of {len(arms)} canaries (each at confidence {split.confidence:.4g})"
+    return best, dataclasses.replace(bounds[best], confidence=bound.confidence, method=method)

@@ -20,6 +20,7 @@ from dpaudit.mechanisms.dpsgd.accounting import batch_size
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.data import TrainingData
 from dpaudit.mechanisms.dpsgd.flat_model import FlatModel
+from dpaudit.mechanisms.dpsgd.step_settings import StepSettings
 
 __all__ = ["DPSGDTrainer", "Insertions", "Trajectory"]
 
@@ -45,9 +46,15 @@ class Insertions:
 
 @dataclasses.dataclass(frozen=True)
 class Trajectory:
-    """What a run releases: the iterates θ₀ … θ_T (only the last when `keep_iterates` was False), as numpy."""
+    """What a run releases: the iterates θ₀ … θ_T (only the last when `keep_iterates` was False), as numpy.
+
+    A user's training function also tells how many rows it was given and,
+    when stated or read from its optimizer, the settings of its steps.
+    """
 
     iterates: np.ndarray
+    rows: int | None = None
+    settings: StepSettings | None = None
 
     @property
     def final(self) -> np.ndarray:

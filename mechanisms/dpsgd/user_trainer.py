@@ -1,27 +1,42 @@
-"""A user's own training function as a DP-SGD audit target (black-box: final parameters only).
+"""A user's own training function as a DP-SGD audit target: final parameters (black-box) or every step's (white-box).
 
 Wrap the function that trains your model, the function that scores
 examples under trained parameters, your data and your claim:
 
     target = UserTrainer(train=my_train, losses=my_losses, x=x, y=y, claim=Claim(2.0, 1e-5))
-    audit_dpsgd(target=target, canary="mislabelled", threat="black-box", runs=200)
+    audit_dpsgd(target=target, canary="crafted", threat="white-box", runs=1000)
 
-`train(x, y, rng)` returns the trained parameters (any array-like; `rng` is
-a numpy Generator to draw every random choice from, so a run is repeatable),
-`losses(params, x, y)` the per-example losses. Input-space canaries
-(mislabelled or crafted rows) are appended to `x, y` when included; the
-training function must treat them as any other row. The audit is sound
-whatever the function does; the claim is yours, and dpaudit computes an
+`train(x, y, rng)` returns the trained parameters (a flat array-like) or
+every step's parameters (a sequence of them, or a 2-D array with one row
+per step, θ₀ first to score the first step too); `rng` is a numpy Generator
+to draw every random choice from, so a run is repeatable.
+`losses(params, x, y)` returns the per-example losses. Input-space canaries
+(crafted or mislabelled rows) are appended to `x, y` when included; the
+training function must treat them as any other row. Dirac gradient canaries
+need the two lines of `dpaudit.mechanisms.dpsgd.hook` in an Opacus loop.
+
+State your step settings (`clip_norm`, `noise_multiplier`, `sample_rate`,
+`learning_rate`, all four, for θ ← θ − lr·(Σ clip_C(g) + N(0, σ²C²I))/(q·n))
+and the white-box score is each step's likelihood ratio, and crafted
+canaries reach your clip norm; without them the score needs no setting and
+the canaries form a ladder of gradient norms. The audit is sound whatever
+the function does or states; the claim is yours, and dpaudit computes an
 upper bound only when you pass the `event` your proof accounts.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import warnings
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from dpaudit.mechanisms.base import Claim
 from dpaudit.mechanisms.dpsgd.data import TrainingData
+from dpaudit.mechanisms.dpsgd.hook import HookRecord, hooked_run
+from dpaudit.mechanisms.dpsgd.step_settings import StepSettings
 from dpaudit.mechanisms.dpsgd.trainer import Insertions, Trajectory
 from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 
@@ -30,38 +45,114 @@ if TYPE_CHECKING:
 
 __all__ = ["UserTrainer"]
 
+SETTINGS = ("clip_norm", "noise_multiplier", "sample_rate", "learning_rate")
+OPACUS_NOTICES = ("Secure RNG turned off", "Full backward hook is firing")
+
 
 class UserTrainer:
     """A training function, a loss function, the data and the claim they are audited against."""
 
     def __init__(self, *, train: Callable[..., Any], losses: Callable[..., Any], x: Any, y: Any, claim: Claim,
-                 event: dp_event.DpEvent | None = None, name: str = "user_training") -> None:
+                 event: dp_event.DpEvent | None = None, name: str = "user_training", clip_norm: float | None = None,
+                 noise_multiplier: float | None = None, sample_rate: float | None = None,
+                 learning_rate: float | None = None) -> None:
         if not (callable(train) and callable(losses)):
             raise InvalidParameterError("UserTrainer needs callable train(x, y, rng) and losses(params, x, y).")
         if not isinstance(claim, Claim):
             raise InvalidParameterError(f"UserTrainer needs a Claim; got {type(claim).__name__}.")
         x, y = np.asarray(x, dtype=np.float32), np.asarray(y, dtype=np.int64)
-        if x.ndim != 2 or y.shape != (len(x),):
-            raise InvalidParameterError(f"UserTrainer needs x of shape (n, f) and y of shape (n,); got {x.shape} and {y.shape}.")
+        if x.ndim != 2 or y.shape != (len(x),) or len(y) == 0:
+            raise InvalidParameterError(f"UserTrainer needs x of shape (n, f) and y of shape (n,), n ≥ 1; got {x.shape} and {y.shape}.")
         self.train_fn, self.losses_fn, self.claim, self.event, self.name = train, losses, claim, event, name
-        self.data = TrainingData(name, x, y, int(y.max()) + 1)
+        self.settings = _settings(clip_norm=clip_norm, noise_multiplier=noise_multiplier, sample_rate=sample_rate,
+                                  learning_rate=learning_rate)
+        self.data = self.user_data = TrainingData(name, x, y, int(y.max()) + 1)
+
+    @property
+    def clip_norm(self) -> float | None:
+        """The stated clip norm C, or None."""
+        return None if self.settings is None else self.settings.clip_norm
+
+    def on_rows(self, rows: np.ndarray) -> UserTrainer:
+        """Return this trainer with its data cut to `rows` (indices; empty: the canaries alone); probes keep the user's data."""
+        trainer = copy.copy(self)
+        data = self.data
+        trainer.data = TrainingData(data.name, data.x[rows], data.y[rows], data.classes)
+        return trainer
 
     def train(self, theta0: Any, insert: Insertions, rng: np.random.Generator, *,
               keep_iterates: bool = False) -> Trajectory:
-        """Return the trained parameters (the only iterate a user's function releases) with `insert`'s rows added."""
-        if insert.gradient_count:
-            raise InvalidParameterError("A user's training function takes input-space canaries only (mislabelled or crafted).")
+        """Return the run's parameters with `insert`'s canaries in: every step's when `keep_iterates`, else the last.
+
+        Input canaries are rows appended to the data; gradient canaries
+        (`insert.gradients`, even none of them this run) go through the hook,
+        which records the iterates and the optimizer's settings.
+        """
+        if insert.gradients is not None:
+            return self._hooked(insert.gradients, rng, keep_iterates)
         x, y = self.data.x, self.data.y
         if insert.rows:
             x, y = np.concatenate([x, insert.x.astype(np.float32)]), np.concatenate([y, insert.y.astype(np.int64)])
-        params = self._call(self.train_fn, x, y, rng)
-        return Trajectory(np.asarray(params, dtype=np.float64).reshape(1, -1))
+        iterates = self._iterates(self._call(self.train_fn, x, y, rng))
+        if keep_iterates and len(iterates) < 2:
+            raise InvalidParameterError(
+                f"A white-box audit of {self.name} needs every step's parameters, but train(x, y, rng) returned one "
+                "vector: return a sequence or a 2-D array (one row per step), or audit with threat='black-box'."
+            )
+        return Trajectory(iterates if keep_iterates else iterates[-1:], rows=len(y), settings=self.settings)
+
+    def initial(self, rng: np.random.Generator) -> np.ndarray:
+        """Return the first parameters a training run on the user's data releases (θ₀ when it returns every step).
+
+        A probe run outside the game: canaries chosen from it are fixed before any audited run.
+        """
+        return self._iterates(self._call(self.train_fn, self.user_data.x, self.user_data.y, rng))[0]
+
+    def probe(self, rng: np.random.Generator) -> HookRecord:
+        """Return the hook's record of a canary-free run (parameter layout, first step's activity, settings).
+
+        Raises:
+            InvalidParameterError: when the training function never stepped a watched optimizer.
+        """
+        with hooked_run(None, rng, rows=self.user_data.rows, probe=True) as record, _opacus_notices_off():
+            self._call(self.train_fn, self.user_data.x, self.user_data.y, rng)
+        return self._checked(record)
+
+    def _hooked(self, gradients: np.ndarray, rng: np.random.Generator, keep_iterates: bool) -> Trajectory:
+        """Return the trajectory the hook recorded of one run with `gradients` as canaries."""
+        canary_rng = np.random.default_rng(rng.integers(2**63))
+        with hooked_run(gradients, canary_rng, rows=max(1, self.data.rows)) as record, _opacus_notices_off():
+            self._call(self.train_fn, self.data.x, self.data.y, rng)
+        iterates = np.array(self._checked(record).iterates)
+        settings = record.settings
+        stated = StepSettings(settings["clip_norm"], settings["noise_multiplier"], settings["sample_rate"],
+                              settings["learning_rate"], batch=settings["expected_batch_size"]) if settings["plain_sgd"] else None
+        return Trajectory(iterates if keep_iterates else iterates[-1:], rows=self.data.rows, settings=stated)
+
+    def _checked(self, record: HookRecord) -> HookRecord:
+        if not record.hooked or len(record.iterates) < 2:
+            raise InvalidParameterError(
+                f"Gradient canaries enter {self.name} through the hook: add `optimizer = watch(optimizer)` "
+                "(from dpaudit.mechanisms.dpsgd.hook) after make_private in its training function."
+            )
+        return record
 
     def losses(self, params: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        """Return the user's per-example losses of (x, y) under `params`, checked to be one finite number per row."""
+        """Return the user's per-example losses of (x, y) under `params`: one number per row, +∞ allowed (probability 0), no NaN."""
         values = np.asarray(self._call(self.losses_fn, params, x, y), dtype=np.float64).reshape(-1)
-        if values.shape != (len(y),) or not np.all(np.isfinite(values)):
-            raise MechanismError(f"{self.name}: losses(params, x, y) must return {len(y)} finite numbers.")
+        if values.shape != (len(y),) or np.any(np.isnan(values)):
+            raise MechanismError(f"{self.name}: losses(params, x, y) must return {len(y)} numbers, none of them NaN.")
+        return values
+
+    def _iterates(self, params: Any) -> np.ndarray:
+        """Return what train() returned as a (steps, P) float64 array, checked to be finite and of one width."""
+        try:
+            values = np.asarray(params, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise MechanismError(f"{self.name}: train(x, y, rng) must return parameters of one length; {exc}.") from exc
+        values = values.reshape(1, -1) if values.ndim <= 1 else values.reshape(len(values), -1)
+        if values.size == 0 or not np.all(np.isfinite(values)):
+            raise MechanismError(f"{self.name}: train(x, y, rng) returned empty or non-finite parameters.")
         return values
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -69,3 +160,23 @@ class UserTrainer:
             return fn(*args)
         except Exception as exc:  # user code: any failure becomes one sentence
             raise MechanismError(f"{self.name}: {fn.__name__} raised {type(exc).__name__}: {exc}.") from exc
+
+
+@contextlib.contextmanager
+def _opacus_notices_off() -> Iterator[None]:
+    """Silence the two notices Opacus prints on every run of a training script (not errors; a thousand runs repeat them)."""
+    with warnings.catch_warnings():
+        for notice in OPACUS_NOTICES:
+            warnings.filterwarnings("ignore", message=notice)
+        yield
+
+
+def _settings(**stated: float | None) -> StepSettings | None:
+    """Return the stated step settings, None when none is stated; one sentence when only some are."""
+    given = [name for name, value in stated.items() if value is not None]
+    if not given:
+        return None
+    if len(given) < len(SETTINGS):
+        missing = ", ".join(name for name in SETTINGS if name not in given)
+        raise InvalidParameterError(f"UserTrainer needs all four step settings or none; {missing} missing.")
+    return StepSettings(**stated)

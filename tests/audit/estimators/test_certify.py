@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from dpaudit.attacks.games import MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.estimators.certify import ESTIMATORS, Bound, certify, estimators_of
+from dpaudit.audit.estimators.certify import ESTIMATORS, Bound, certify, certify_best, estimators_of
 from dpaudit.audit.estimators.gdp import gdp_lower_bound
 from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound
 from dpaudit.audit.estimators.one_run.fdp import one_run_fdp_lower_bound
@@ -67,3 +67,31 @@ def test_delta_is_the_one_given_else_the_claims_else_zero():
     assert Bound(delta=1e-6).delta_for(1e-5) == 1e-6
     assert Bound().delta_for(1e-5) == 1e-5
     assert Bound().delta_for(None) == 0.0
+
+
+def test_the_best_of_k_arms_holds_at_the_stated_confidence_on_tight_scores():
+    # Three arms of exactly ε = 1 randomized-response scores each: each bound above 1 is wrong; the best of
+    # three at 1 − β/3 each is wrong at rate ≤ β = 0.05 (Bonferroni), so over 150 seeds at most
+    # 7.5 + 3·√(150·0.05·0.95) ≈ 15 wrong ones.
+    wrong = 0
+    for seed in range(150):
+        rng = np.random.default_rng(seed)
+        arms = []
+        for _ in range(3):
+            truth = rng.permutation(400) < 200
+            flip = rng.random(400) < 1 / (1 + np.e)
+            arms.append(Observations((truth ^ flip).astype(float), truth))
+        best, lower = certify_best(tuple(arms), MultiRun(400), Bound(), delta=0.0, rng=rng)
+        wrong += lower.epsilon > 1.0
+        assert lower.confidence == 0.95 and "best of 3 canaries" in lower.method and 0 <= best < 3
+    assert wrong <= 15
+
+
+def test_the_best_arm_is_the_one_that_separates():
+    rng = np.random.default_rng(0)
+    truth = rng.permutation(200) < 100
+    noise = Observations(rng.normal(size=200), truth)
+    signal = Observations(truth + rng.normal(0, 0.1, 200), truth)
+    best, lower = certify_best((noise, signal, noise), MultiRun(200), Bound(), delta=0.0, rng=rng)
+    alone = certify(signal, MultiRun(200), Bound(confidence=1 - 0.05 / 3), delta=0.0, rng=np.random.default_rng(0))
+    assert best == 1 and lower.epsilon == pytest.approx(alone.epsilon, rel=0.05)

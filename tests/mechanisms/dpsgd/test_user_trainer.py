@@ -50,7 +50,7 @@ def test_an_honest_claim_is_not_flagged_over_seeds():
 
 def test_white_box_and_failing_functions_are_one_sentence():
     trainer = _trainer(sigma=1.0, claim_epsilon=1.0)
-    with pytest.raises(InvalidParameterError, match="final parameters"):
+    with pytest.raises(InvalidParameterError, match="needs every step's parameters, but train.x, y, rng. returned one vector"):
         audit_dpsgd(target=trainer, canary="crafted", threat="white-box", runs=20)
 
     def broken(x, y, rng):
@@ -59,3 +59,7 @@ def test_white_box_and_failing_functions_are_one_sentence():
     failing = UserTrainer(train=broken, losses=lambda w, x, y: np.zeros(len(y)), x=X, y=Y, claim=Claim(1.0))
     with pytest.raises(MechanismError, match="broken raised RuntimeError: out of memory"):
         audit_dpsgd(target=failing, canary="mislabelled", threat="black-box", runs=20)
+
+    nan_losses = UserTrainer(train=trainer.train_fn, losses=lambda w, x, y: np.full(len(y), np.nan), x=X, y=Y, claim=Claim(1.0))
+    with pytest.raises(MechanismError, match="must return 1 numbers, none of them NaN"):
+        audit_dpsgd(target=nan_losses, canary="mislabelled", threat="black-box", runs=20)

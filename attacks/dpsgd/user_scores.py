@@ -1,0 +1,76 @@
+"""White-box scores of canaries in a user's own training loop, from its iterates and its loss function.
+
+Each step's update Δ_t = θ_t − θ_{t+1} holds the step's noisy gradient sum.
+A canary whose gradient at θ_t is g_t (a Dirac gradient: the same at every
+step; an input canary: numerical, from the user's losses, see
+`numeric_gradients`) adds its clipped gradient to that sum when sampled, so
+the statistic of step t is the update projected on u_t = g_t/‖g_t‖:
+
+- settings stated (`StepSettings`: C, σ, q, lr): x_t = ⟨u_t, Δ_t⟩·B/(lr·σC),
+  N(0, 1) without the canary when no other example moves u_t, shifted by
+  μ_t = min(‖g_t‖, C)/(σC) when it is sampled; the score is the summed
+  per-step log-likelihood ratio (Nasr et al., USENIX Security 2023; as
+  `scores.white_box_scores` for dpaudit's trainer);
+- nothing stated: x_t = ⟨u_t, Δ_t⟩/s_t with s_t the step's noise scale
+  estimated from the update itself (1.4826 × the median absolute deviation
+  of its coordinates: most coordinates of a noisy update are noise), and
+  the score Σ_t x_t, which needs no setting.
+
+Any score is sound input to the estimators; these only decide how much is certified.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+from dpaudit.attacks.dpsgd.canaries import DPSGDCanaries
+from dpaudit.attacks.dpsgd.numeric_gradients import loss_gradients
+from dpaudit.attacks.dpsgd.scores import likelihood_ratio_sum
+from dpaudit.mechanisms.dpsgd.step_settings import StepSettings
+from dpaudit.mechanisms.errors import MechanismError
+
+__all__ = ["noise_scales", "user_white_box_scores"]
+
+MAD_TO_SD = 1.4826
+TINY = 1e-12
+
+
+def user_white_box_scores(iterates: np.ndarray, canaries: DPSGDCanaries, *, losses: Callable[..., np.ndarray],
+                          settings: StepSettings | None, rows: int) -> np.ndarray:
+    """Return each canary's white-box score from the iterates θ₀ … θ_T ((T + 1, P)) of a user's training run.
+
+    `rows` is the number of rows the training function was given (n in B = q·n).
+    """
+    if len(iterates) < 2:
+        raise MechanismError("A white-box audit needs every step's parameters: train(x, y, rng) returned one row.")
+    updates = (iterates[:-1] - iterates[1:]).astype(np.float64)
+    projections, norms = _projections(iterates[:-1], updates, canaries, losses)
+    if settings is None:
+        return (projections / noise_scales(updates)[:, None]).sum(axis=0)
+    scale = settings.noise_multiplier * settings.clip_norm
+    x = projections * settings.sum_scale(rows) / scale
+    return likelihood_ratio_sum(x, np.minimum(norms, settings.clip_norm) / scale, settings.sample_rate)
+
+
+def noise_scales(updates: np.ndarray) -> np.ndarray:
+    """Return each update's noise scale, 1.4826 × the median absolute deviation of its coordinates (never 0)."""
+    centred = np.abs(updates - np.median(updates, axis=1, keepdims=True))
+    mad = MAD_TO_SD * np.median(centred, axis=1)
+    return np.where(mad > TINY, mad, np.maximum(centred.std(axis=1), TINY))
+
+
+def _projections(thetas: np.ndarray, updates: np.ndarray, canaries: DPSGDCanaries,
+                 losses: Callable[..., np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Return the (T, m) projections of each update on each canary's gradient direction, and the gradient norms."""
+    if canaries.gradients is not None:
+        grads = canaries.gradients.astype(np.float64)
+        norms = np.linalg.norm(grads, axis=1)
+        return updates @ (grads / np.maximum(norms, TINY)[:, None]).T, np.broadcast_to(norms, (len(thetas), len(norms)))
+    support = canaries.support
+    steps = []
+    for theta, update in zip(thetas, updates):
+        grads = loss_gradients(losses, theta, canaries.x, canaries.y, support)
+        norms = np.linalg.norm(grads, axis=1)
+        steps.append((grads @ update[support] / np.maximum(norms, TINY), norms))
+    return np.stack([p for p, _ in steps]), np.stack([n for _, n in steps])
