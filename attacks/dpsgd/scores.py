@@ -29,7 +29,7 @@ from dpaudit.mechanisms.dpsgd.data import TrainingData
 from dpaudit.mechanisms.dpsgd.flat_model import FlatModel
 from dpaudit.mechanisms.errors import InvalidParameterError
 
-__all__ = ["BLACK_BOX_SCORES", "THREATS", "black_box_scores", "canary_scores", "white_box_scores"]
+__all__ = ["BLACK_BOX_SCORES", "THREATS", "black_box_scores", "canary_scores", "likelihood_ratio_sum", "white_box_scores"]
 
 WHITE_BOX, BLACK_BOX = "white-box", "black-box"
 THREATS = (WHITE_BOX, BLACK_BOX)
@@ -55,9 +55,17 @@ def white_box_scores(iterates: np.ndarray, canaries: DPSGDCanaries, *, model: Fl
         mean, variance = data_gradient_moments(iterates[:-1], directions, model=model, data=data,
                                                clip_norm=config.clip_norm, sample_rate=sample_rate)
         projections, scale = projections - mean, np.sqrt(scale**2 + variance)
-    x, mu = projections / scale, norms / scale
+    return likelihood_ratio_sum(projections / scale, norms / scale, sample_rate)
+
+
+def likelihood_ratio_sum(x: np.ndarray, mu: np.ndarray, q: float) -> np.ndarray:
+    """Return Σ_t log(1 − q + q·exp(μ_t x_t − μ_t²/2)) over the rows t of (T, m) arrays: each step's Neyman–Pearson statistic.
+
+    x_t is a step's noisy sum projected on the canary's clipped direction in
+    units of the noise σC, μ_t the clipped norm in the same units; at q = 1
+    the terms are μ_t x_t − μ_t²/2.
+    """
     step = mu * x - mu**2 / 2
-    q = sample_rate
     return (np.log1p(q * np.expm1(step)) if q < 1 else step).sum(axis=0)
 
 
