@@ -1,4 +1,4 @@
-"""DP-SGD audits: training runs per minute, and the share of the PLD bound each estimator certifies.
+"""DP-SGD audits: training runs per minute, the share of the PLD bound each estimator certifies, and against the ideal.
 
 1. Runs per minute of logistic regression on the digits (q = 256/1797, 100
    steps): dpaudit's torch.func trainer (logreg and the 64-32-10 MLP),
@@ -8,10 +8,23 @@
    correct trainer at 200, 500 and 1000 training runs (the first R of 1000
    independent runs; threshold/Clopper–Pearson and GDP), for full batches
    (q = 1, 10 steps) at ε ≈ 8 and ≈ 4, and Poisson sampling (q = 256/1797,
-   100 steps) at ε ≈ 8; and one-run audits (one MLP training run with m =
-   200, 500, 1000 Dirac canaries; one-run and f-DP one-run estimators).
+   100 steps) at ε ≈ 8.
+3. One run against the ideal: one MLP training run with m = 500 and 1000
+   white-box Dirac canaries, under Poisson sampling (q = 256/1797, 100
+   steps) and full batches (q = 1, 10 steps) at ε ≈ 2, 4 and 8, certified by
+   the one-run and f-DP one-run estimators; beside what the same estimator
+   certifies on ideal scores of the same mechanism at the same m (each
+   canary's contribution exactly C, nothing else moving its direction: the
+   per-step likelihood-ratio sum of x_t ~ N(b_t/σ, 1), b_t ~ Bernoulli(q)
+   if IN), mean of IDEAL_SEEDS simulated games.
+4. White-box against black-box, the multi-run audits of `docs/figures/dpsgd.png`
+   (logistic regression, Poisson, 100 steps, 500 runs; white-box Dirac
+   canary, all iterates; black-box crafted input, final model, loss
+   difference), beside the ideal white-box audit's mean and standard
+   deviation over IDEAL_SEEDS simulated sets of 500 runs.
 
-Run: python benchmarks/dpsgd.py [--seeds 5]   (about 4 minutes a seed on 2 cores)
+Run: python benchmarks/dpsgd.py [--seeds 5] [--parts speeds multi-run one-run threats]
+(on 2 shared cores: multi-run about 9 minutes a seed, one-run about 2, threats about 10)
 """
 
 from __future__ import annotations
@@ -21,10 +34,11 @@ import time
 
 import numpy as np
 from dpaudit.attacks.games import MultiRun, OneRun
+from dpaudit.attacks.observations import Observations
 from dpaudit.audit.audits.canaries import audit_scores
 from dpaudit.audit.audits.dpsgd import audit_dpsgd
 from dpaudit.audit.estimators.certify import Bound
-from dpaudit.experiments.dpsgd import calibrate
+from dpaudit.experiments.dpsgd import MULTI, calibrate
 from dpaudit.mechanisms.dpsgd.accounting import pld_epsilon, poisson_event
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.data import load_data
@@ -35,7 +49,12 @@ from rich.table import Table
 
 RATE, DELTA, TIMED_RUNS = 256 / 1797, 1e-5, 10
 RUN_COUNTS = (200, 500, 1000)
-CANARY_COUNTS = (200, 500, 1000)
+CANARY_COUNTS = (500, 1000)
+EPSILONS = (2.0, 4.0, 8.0)
+FIGURE_RUNS = 500
+IDEAL_SEEDS = 20
+THREAT_IDEAL_SEEDS = 200
+PARTS = ("speeds", "multi-run", "one-run", "threats")
 
 
 def _per_minute(train) -> float:
@@ -101,42 +120,146 @@ def multi_run_ratios(seed: int) -> list[tuple[str, str, int, float]]:
     return out
 
 
-def one_run_ratios(seed: int) -> list[tuple[str, str, int, float]]:
-    """Return (setting, estimator, canaries, certified/upper) of one-run white-box Dirac audits of the MLP."""
-    config = DPSGDConfig(model="mlp", noise_multiplier=calibrate(8.0, 100), sample_rate=RATE, steps=100)
+def ideal_scores(included: np.ndarray, *, sigma: float, q: float, steps: int, rng: np.random.Generator) -> Observations:
+    """Return white-box scores of Dirac canaries in the ideal: contribution exactly C, nothing else in its direction.
+
+    At each step x_t ~ N(b_t/σ, 1), b_t ~ Bernoulli(q) for a canary marked
+    in `included` and 0 otherwise; the score is the optimal
+    Σ_t log(1 − q + q·exp(x_t/σ − 1/(2σ²))), or Σ_t x_t at q = 1.
+    """
+    size = len(included)
+    x = rng.normal(size=(size, steps)) + ((rng.random((size, steps)) < q) & included[:, None]) / sigma
+    scores = np.log1p(q * np.expm1(x / sigma - 0.5 / sigma**2)).sum(axis=1) if q < 1 else x.sum(axis=1)
+    return Observations(scores, included)
+
+
+def _one_run_settings() -> dict[tuple[str, float], DPSGDConfig]:
+    settings = {}
+    for epsilon in EPSILONS:
+        settings[("Poisson q = 0.14, 100 steps", epsilon)] = DPSGDConfig(
+            model="mlp", noise_multiplier=calibrate(epsilon, 100), sample_rate=RATE, steps=100)
+        settings[("full batch, 10 steps", epsilon)] = DPSGDConfig(
+            model="mlp", noise_multiplier=full_batch_sigma(epsilon), sample_rate=1.0, steps=10)
+    return settings
+
+
+def one_run_against_ideal(seeds: range) -> list[tuple[str, float, int, str, float, float, float]]:
+    """Return (setting, upper ε, m, estimator, certified, ideal, certified/ideal) of one-run white-box Dirac audits of the MLP.
+
+    Certified: mean over `seeds` of one training run each; ideal: mean over
+    IDEAL_SEEDS simulated games (`ideal_scores`) of the same σ, q, steps and m.
+    """
     out = []
-    for m in CANARY_COUNTS:
-        result = audit_dpsgd(config, game=OneRun(m), seed=seed)
-        for estimator in ("one-run", "one-run-fdp"):
-            bound = audit_scores(result.observations, game=OneRun(m), bound=Bound(estimator, delta=DELTA), seed=seed)
-            out.append(("one run, MLP, Poisson, ε ≈ 8", estimator, m, bound.lower_bound.epsilon / result.upper_bound.epsilon))
+    for (label, epsilon), config in _one_run_settings().items():
+        for m in CANARY_COUNTS:
+            game, certified, ideal = OneRun(m), {}, {}
+            for seed in seeds:
+                result = audit_dpsgd(config, game=game, seed=seed)
+                upper = result.upper_bound.epsilon
+                for estimator in ("one-run", "one-run-fdp"):
+                    bound = audit_scores(result.observations, game=game, bound=Bound(estimator, delta=DELTA), seed=seed)
+                    certified.setdefault(estimator, []).append(bound.lower_bound.epsilon)
+            for seed in range(IDEAL_SEEDS):
+                rng = np.random.default_rng(seed)
+                obs = ideal_scores(rng.random(m) < 0.5, sigma=config.noise_multiplier, q=config.sample_rate,
+                                   steps=config.steps, rng=rng)
+                for estimator in certified:
+                    bound = audit_scores(obs, game=game, bound=Bound(estimator, delta=DELTA), seed=seed)
+                    ideal.setdefault(estimator, []).append(bound.lower_bound.epsilon)
+            for estimator in certified:
+                real, best = np.mean(certified[estimator]), np.mean(ideal[estimator])
+                out.append((f"{label}, ε ≈ {epsilon:g}", upper, m, estimator, real, best, real / best))
     return out
+
+
+def _auc(obs: Observations) -> float:
+    """Return the share of (IN, OUT) pairs whose IN score is higher (ties count half): the area under the ROC curve."""
+    diff = obs.in_scores[:, None] - obs.out_scores[None, :]
+    return float(np.mean(diff > 0) + np.mean(diff == 0) / 2)
+
+
+def threat_comparison(seeds: range) -> list[tuple[float, str, str, float, float, float]]:
+    """Return (ε, audit, statistic, mean, ideal mean, ideal sd) of the figure's multi-run audits.
+
+    The audits of `experiments/dpsgd.py` (MULTI: white-box Dirac, black-box
+    crafted with the loss difference) at FIGURE_RUNS runs, mean over `seeds`
+    of the certified ε (threshold, GDP) and of the AUC; the ideal white-box
+    audit (`ideal_scores`, one canary in half the runs) over
+    THREAT_IDEAL_SEEDS simulated sets of as many runs.
+    """
+    out = []
+    game = MultiRun(FIGURE_RUNS)
+    estimators = ("threshold", "gdp")
+
+    def statistics(obs: Observations, seed: int) -> dict[str, float]:
+        bounds = {e: audit_scores(obs, game=game, bound=Bound(e, delta=DELTA), seed=seed).lower_bound.epsilon
+                  for e in estimators}
+        return {**bounds, "AUC": _auc(obs)}
+
+    for epsilon in EPSILONS:
+        sigma = calibrate(epsilon, 100)
+        config = DPSGDConfig(noise_multiplier=sigma, sample_rate=RATE, steps=100, delta=DELTA)
+        ideal = []
+        for seed in range(THREAT_IDEAL_SEEDS):
+            rng = np.random.default_rng(seed)
+            members = rng.permutation(FIGURE_RUNS) < FIGURE_RUNS // 2
+            ideal.append(statistics(ideal_scores(members, sigma=sigma, q=RATE, steps=100, rng=rng), seed))
+        for threat, canary, score in MULTI:
+            real = [statistics(audit_dpsgd(config, game=game, canary=canary, threat=threat, scorer=score,
+                                           seed=seed).observations, seed) for seed in seeds]
+            for name in ideal[0]:
+                values = [row[name] for row in ideal]
+                out.append((epsilon, f"{threat} {canary}", name, float(np.mean([row[name] for row in real])),
+                            float(np.mean(values)), float(np.std(values))))
+    return out
+
+
+def _table(title: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> Table:
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, justify="right")
+    for row in rows:
+        table.add_row(*row)
+    return table
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=1, help="seeds to average the ratios over (default 1)")
-    seeds = range(parser.parse_args().seeds)
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=PARTS, help="parts to run (default all)")
+    args = parser.parse_args()
+    seeds = range(args.seeds)
     import torch
 
     torch.set_num_threads(1)  # as the audit's own runs do: one thread a run, parallel runs on workers
     console = Console(width=120)
-    speed = Table(title=f"Training runs per minute (digits, q = 256/1797, 100 steps, mean of {TIMED_RUNS} after a warm-up, one thread)")
-    speed.add_column("trainer")
-    speed.add_column("runs / minute", justify="right")
-    for label, rate in speeds():
-        speed.add_row(label, f"{rate:,.0f}")
-    console.print(speed)
-    rows: dict[tuple[str, str, int], list[float]] = {}
-    for seed in seeds:
-        for label, estimator, count, ratio in multi_run_ratios(seed) + one_run_ratios(seed):
-            rows.setdefault((label, estimator, count), []).append(ratio)
-    ratio = Table(title=f"Certified ε / PLD upper bound, white-box Dirac canary, mean of {len(seeds)} seed(s)")
-    for column in ("setting", "estimator", "runs or canaries", "certified / upper"):
-        ratio.add_column(column, justify="right")
-    for (label, estimator, count), values in rows.items():
-        ratio.add_row(label, estimator, f"{count:,}", f"{np.mean(values):.2f}")
-    console.print(ratio)
+    if "speeds" in args.parts:
+        console.print(_table(
+            f"Training runs per minute (digits, q = 256/1797, 100 steps, mean of {TIMED_RUNS} after a warm-up, one thread)",
+            ("trainer", "runs / minute"), [(label, f"{rate:,.0f}") for label, rate in speeds()]))
+    if "multi-run" in args.parts:
+        rows: dict[tuple[str, str, int], list[float]] = {}
+        for seed in seeds:
+            for label, estimator, count, ratio in multi_run_ratios(seed):
+                rows.setdefault((label, estimator, count), []).append(ratio)
+        console.print(_table(
+            f"Certified ε / PLD upper bound, white-box Dirac canary, mean of {len(seeds)} seed(s)",
+            ("setting", "estimator", "runs", "certified / upper"),
+            [(label, estimator, f"{count:,}", f"{np.mean(values):.2f}") for (label, estimator, count), values in rows.items()]))
+    if "one-run" in args.parts:
+        console.print(_table(
+            f"One MLP training run, white-box Dirac canaries: certified (mean of {len(seeds)} seed(s)) against the ideal "
+            f"(mean of {IDEAL_SEEDS} simulated games)",
+            ("setting", "upper ε", "canaries", "estimator", "certified", "ideal", "certified / ideal"),
+            [(label, f"{upper:.2f}", f"{m:,}", estimator, f"{real:.2f}", f"{best:.2f}", f"{ratio:.2f}")
+             for label, upper, m, estimator, real, best, ratio in one_run_against_ideal(seeds)]))
+    if "threats" in args.parts:
+        console.print(_table(
+            f"docs/figures/dpsgd.png's multi-run audits ({FIGURE_RUNS} runs, logreg, Poisson, 100 steps): certified ε, "
+            f"mean of {len(seeds)} seed(s), beside the ideal white-box audit over {THREAT_IDEAL_SEEDS} simulated sets",
+            ("ε", "audit", "certified ε or AUC", "measured", "ideal mean", "ideal sd"),
+            [(f"{epsilon:g}", audit, name, f"{real:.2f}", f"{mean:.2f}", f"{sd:.2f}")
+             for epsilon, audit, name, real, mean, sd in threat_comparison(seeds)]))
 
 
 if __name__ == "__main__":
