@@ -30,7 +30,6 @@ import numpy as np
 from dpaudit.attacks.dpsgd.canaries import CRAFTED, DPSGDCanaries
 from dpaudit.attacks.dpsgd.numeric_gradients import loss_gradients, touched
 from dpaudit.mechanisms.dpsgd.data import TrainingData
-from dpaudit.mechanisms.errors import InvalidParameterError
 
 __all__ = ["LADDER", "REACH", "reaching_canaries", "target_norms"]
 
@@ -50,14 +49,12 @@ def reaching_canaries(m: int, *, data: TrainingData, theta0: np.ndarray, clip_no
 
     `per_norm`: one canary per target norm (the multi-run ladder, m ignored);
     else m canaries cycling over the target norms (one run). Canary i uses
-    the unused feature i mod (their number) and a seeded random label.
+    the unused feature i mod (their number), or when every feature is used
+    the least used ones, and a seeded random label.
     """
     unused = data.unused_features()
-    if len(unused) == 0:
-        raise InvalidParameterError(
-            f"Crafted canaries need a feature that is zero in every training row, and the '{data.name}' data has none; "
-            "train on fewer rows (dataset=20) or use mislabelled canaries."
-        )
+    if len(unused) == 0:  # no feature is free: the least used ones, so that few rows share the canary's weights
+        unused = np.argsort(np.abs(data.x).max(axis=0), kind="stable") if data.rows else np.arange(data.features)
     norms = target_norms(clip_norm)
     count = len(norms) if per_norm else m
     features = unused[np.arange(count) % len(unused)]

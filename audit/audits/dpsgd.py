@@ -128,8 +128,7 @@ def audit_dpsgd(
                                  clip_norm=config.clip_norm, rng=canary_rng, target=dirac_target)
             runner, trained_on = target, {}
         else:
-            theta0 = None
-            runner, trained_on = _dataset(target, dataset, canary_rng)
+            theta0, (runner, trained_on) = None, _dataset(target, dataset, canary_rng)
             made = user_canaries(canary, m, runner, canary_rng, ladder=not one_run, target=dirac_target)
         played = DPSGDGame(config, runner, made, theta0, threat, scorer)
         setup = {"config": config.to_dict(), "target": target if isinstance(target, str) else target.name,
@@ -143,7 +142,7 @@ def audit_dpsgd(
         else:
             obs = _multi_run(played, game.runs, game_rng, seed, store, execution)
         attack = {"target": target if isinstance(target, str) else trainer.name, "threat": threat,
-                  "canary": made.kind, "training_rows": (trainer if isinstance(target, str) else runner).data.rows, **trained_on,
+                  "canary": made.kind, "training_rows": resolve_trainer(config, runner).data.rows, **trained_on,
                   **_magnitudes(made), **facts}
         name = f"{threat} {made.kind}" + (f" ({scorer})" if threat != WHITE_BOX and made.kind != DIRAC else "")
         return Played(obs, name, attack)

@@ -67,11 +67,13 @@ def test_without_a_clip_norm_the_ladder_has_one_canary_per_norm_each_reaching_it
     assert made.magnitudes[0] == 0.0  # the zero input: its gradient is the bias gradient alone
 
 
-def test_a_dataset_without_unused_features_is_one_sentence():
-    full = TrainingData("dense", np.ones((5, 3), dtype=np.float32), np.zeros(5, dtype=np.int64), 2)
-    with pytest.raises(Exception, match="zero in every training row"):
-        reaching_canaries(1, data=full, theta0=np.zeros(8), clip_norm=1.0, losses=loops.losses,
-                          rng=np.random.default_rng(0), per_norm=True)
+def test_without_an_unused_feature_the_canaries_take_the_least_used_ones():
+    x = np.tile(np.array([[0.9, 0.05, 0.5]], dtype=np.float32), (5, 1))
+    dense = TrainingData("dense", x, np.zeros(5, dtype=np.int64), 2)
+    losses = lambda p, xx, yy: np.log1p(np.exp(-(2 * yy - 1) * (np.asarray(xx) @ p)))  # noqa: E731
+    made = reaching_canaries(2, data=dense, theta0=np.zeros(3), clip_norm=1.0, losses=losses,
+                             rng=np.random.default_rng(0), per_norm=False)
+    assert np.all(np.flatnonzero(made.x[0]) == [1]) and np.all(np.flatnonzero(made.x[1]) == [2])
 
 
 def _noisy_iterates(steps, size, scale, rng, shift=None):
