@@ -2,7 +2,6 @@
 
 import importlib
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -19,15 +18,6 @@ loops = importlib.import_module("opacus_loops")
 
 DIGITS = load_data("digits")
 SIGMA, STEPS = 10.0, 10  # full batches (q = 1): a claim of ε = 1.199 at δ = 1e-5
-
-
-@pytest.fixture(autouse=True)
-def _quiet_opacus():
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Secure RNG turned off")
-        warnings.filterwarnings("ignore", message="Full backward hook is firing")
-        warnings.filterwarnings("ignore", message="Optimal order is the")
-        yield
 
 
 def _target(model="logreg", bug=None, sigma=SIGMA, clip=1.0):
