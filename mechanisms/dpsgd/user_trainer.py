@@ -124,10 +124,7 @@ class UserTrainer:
         with hooked_run(gradients, canary_rng, rows=max(1, self.data.rows)) as record, _opacus_notices_off():
             self._call(self.train_fn, self.data.x, self.data.y, rng)
         iterates = np.array(self._checked(record).iterates)
-        settings = record.settings
-        stated = StepSettings(settings["clip_norm"], settings["noise_multiplier"], settings["sample_rate"],
-                              settings["learning_rate"], batch=settings["expected_batch_size"]) if settings["plain_sgd"] else None
-        return Trajectory(iterates if keep_iterates else iterates[-1:], rows=self.data.rows, settings=stated)
+        return Trajectory(iterates if keep_iterates else iterates[-1:], rows=self.data.rows, settings=_read(record.settings))
 
     def _checked(self, record: HookRecord) -> HookRecord:
         if not record.hooked or len(record.iterates) < 2:
@@ -169,6 +166,13 @@ def _opacus_notices_off() -> Iterator[None]:
         for notice in OPACUS_NOTICES:
             warnings.filterwarnings("ignore", message=notice)
         yield
+
+
+def _read(settings: dict[str, Any]) -> StepSettings | None:
+    """Return the settings a hooked optimizer stepped with, or None when its update is not plain noisy SGD (no LR score)."""
+    usable = settings["plain_sgd"] and settings["noise_multiplier"] > 0 and settings["clip_norm"] > 0
+    return StepSettings(settings["clip_norm"], settings["noise_multiplier"], settings["sample_rate"],
+                        settings["learning_rate"], batch=settings["expected_batch_size"]) if usable else None
 
 
 def _settings(**stated: float | None) -> StepSettings | None:
