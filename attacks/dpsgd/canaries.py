@@ -35,6 +35,7 @@ __all__ = [
     "DPSGDCanaries",
     "crafted_canaries",
     "dirac_canaries",
+    "diracs_on",
     "make_canaries",
     "mislabelled_canaries",
 ]
@@ -89,26 +90,38 @@ def make_canaries(kind: str, m: int, *, model: FlatModel, data: TrainingData, th
 
 def dirac_canaries(m: int, *, model: FlatModel, data: TrainingData, theta0: np.ndarray, clip_norm: float,
                    rng: np.random.Generator, target: str = QUIET) -> DPSGDCanaries:
-    """Return m Dirac gradients of norm DIRAC_SCALE·C on distinct coordinates (quietest at θ₀, or biases)."""
+    """Return m Dirac gradients of norm DIRAC_SCALE·C on distinct coordinates of `model` (quietest at θ₀, or biases)."""
+    activity = _activity(model, data, theta0) if target == QUIET else None
+    return diracs_on(m, bias_mask=model.bias_mask, activity=activity, clip_norm=clip_norm, rng=rng, target=target)
+
+
+def diracs_on(m: int, *, bias_mask: np.ndarray, activity: np.ndarray | None, clip_norm: float,
+              rng: np.random.Generator, target: str = QUIET) -> DPSGDCanaries:
+    """Return m Dirac gradients of norm DIRAC_SCALE·C on distinct coordinates of a model of len(bias_mask) parameters.
+
+    "quiet": the coordinates of least `activity` (the real data's total
+    absolute gradient, per coordinate), ties in random order; "bias":
+    random coordinates where `bias_mask` is True.
+    """
     if target not in DIRAC_TARGETS:
         raise InvalidParameterError(f"The Dirac target must be one of {', '.join(DIRAC_TARGETS)}; got {target!r} instead.")
-    candidates = np.flatnonzero(model.bias_mask) if target == BIAS else _quiet_order(model, data, theta0, rng)
+    size = len(bias_mask)
+    candidates = np.flatnonzero(bias_mask) if target == BIAS else np.lexsort((rng.random(size), activity))
     if m > len(candidates):
         raise InvalidParameterError(
             f"{m} Dirac canaries need {m} distinct {target} coordinates, but the model has {len(candidates)}; "
-            "use fewer canaries, the mlp model, or crafted/mislabelled canaries."
+            "use fewer canaries, a larger model, or crafted/mislabelled canaries."
         )
     coordinates = candidates[:m] if target == QUIET else rng.choice(candidates, size=m, replace=False)
-    gradients = np.zeros((m, model.size), dtype=np.float32)
+    gradients = np.zeros((m, size), dtype=np.float32)
     gradients[np.arange(m), coordinates] = DIRAC_SCALE * clip_norm
     return DPSGDCanaries(DIRAC, gradients=gradients)
 
 
-def _quiet_order(model: FlatModel, data: TrainingData, theta0: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Return the coordinates sorted by the real data's total absolute gradient at θ₀, ties in random order."""
+def _activity(model: FlatModel, data: TrainingData, theta0: np.ndarray) -> np.ndarray:
+    """Return the real data's total absolute gradient at θ₀, per coordinate."""
     grads = model.per_example_gradients(model.tensor(theta0), model.tensor(data.x), model.torch.as_tensor(data.y))
-    activity = grads.abs().sum(dim=0).cpu().numpy()
-    return np.lexsort((rng.random(model.size), activity))
+    return grads.abs().sum(dim=0).cpu().numpy()
 
 
 def crafted_canaries(m: int, *, data: TrainingData, rng: np.random.Generator) -> DPSGDCanaries:

@@ -54,7 +54,7 @@ def reaching_canaries(m: int, *, data: TrainingData, theta0: np.ndarray, clip_no
     """
     unused = data.unused_features()
     if len(unused) == 0:  # no feature is free: the least used ones, so that few rows share the canary's weights
-        unused = np.argsort(np.abs(data.x).max(axis=0), kind="stable") if data.rows else np.arange(data.features)
+        unused = np.argsort(np.abs(data.x).max(axis=0), kind="stable")
     norms = target_norms(clip_norm)
     count = len(norms) if per_norm else m
     features = unused[np.arange(count) % len(unused)]
@@ -71,18 +71,24 @@ def _magnitudes(features: np.ndarray, labels: np.ndarray, wanted: np.ndarray, *,
                 theta0: np.ndarray, losses: Callable[..., np.ndarray]) -> np.ndarray:
     """Return for each canary the smallest grid magnitude whose gradient norm at θ₀ reaches its wanted norm.
 
-    The grid is walked upwards and stops at the first magnitude that
-    reaches it, or whose losses are not finite (then the last finite one).
+    The grid is walked upwards, all canaries still searching at once (one
+    pass of central differences per magnitude); a canary stops at the
+    first magnitude that reaches its norm, or before one whose loss is not
+    finite (keeping the last finite one).
     """
     coordinates = np.arange(np.size(theta0))
     chosen = np.zeros(len(features))
-    for i, (feature, label, norm) in enumerate(zip(features, labels, wanted)):
-        for magnitude in MAGNITUDES:
-            x = np.zeros((1, data.features))
-            x[0, feature] = magnitude
-            if not np.all(np.isfinite(losses(theta0, x, label[None]))):
-                break
-            chosen[i] = magnitude
-            if np.linalg.norm(loss_gradients(losses, theta0, x, label[None], coordinates)) >= norm:
-                break
+    searching = np.arange(len(features))
+    for magnitude in MAGNITUDES:
+        x = np.zeros((len(searching), data.features))
+        x[np.arange(len(searching)), features[searching]] = magnitude
+        finite = np.isfinite(losses(theta0, x, labels[searching]))
+        searching, x = searching[finite], x[finite]
+        if len(searching) == 0:
+            break
+        chosen[searching] = magnitude
+        norms = np.linalg.norm(loss_gradients(losses, theta0, x, labels[searching], coordinates), axis=1)
+        searching = searching[norms < wanted[searching]]
+        if len(searching) == 0:
+            break
     return chosen

@@ -6,15 +6,13 @@ import dataclasses
 
 import numpy as np
 from dpaudit.attacks.dpsgd.canaries import (
-    BIAS,
     CANARY_KINDS,
     CRAFTED,
     DIRAC,
-    DIRAC_SCALE,
-    DIRAC_TARGETS,
     MISLABELLED,
     QUIET,
     DPSGDCanaries,
+    diracs_on,
     mislabelled_canaries,
 )
 from dpaudit.attacks.dpsgd.clip_reach import reaching_canaries
@@ -34,7 +32,8 @@ def user_canaries(kind: str, m: int, trainer: UserTrainer, rng: np.random.Genera
     canaries are fixed before any audited run. Crafted canaries reach the
     stated clip norm, or form the ladder of `clip_reach` (one canary per
     norm when `ladder`, else m cycling over the norms). Dirac canaries
-    (`target` "quiet" or "bias") need the hook in the user's Opacus loop.
+    (`target` "quiet" or "bias", of norm DIRAC_SCALE·C) need the hook in
+    the user's Opacus loop.
     """
     probe_rng = np.random.default_rng(rng.integers(2**63))
     if kind == DIRAC:
@@ -52,20 +51,10 @@ def user_canaries(kind: str, m: int, trainer: UserTrainer, rng: np.random.Genera
 
 
 def _hooked_diracs(m: int, record: HookRecord, rng: np.random.Generator, target: str) -> DPSGDCanaries:
-    """Return m Dirac gradients of norm DIRAC_SCALE·C on distinct coordinates of the hooked model.
+    """Return m Dirac gradients of norm DIRAC_SCALE·C on the hooked model, placed as in dpaudit's trainer.
 
-    The coordinates are the ones the probe run's first batch touched least
-    ("quiet", ties in random order) or random biases ("bias"), as
-    `canaries.dirac_canaries` picks them in dpaudit's own trainer.
+    The probe run's first batch gives the activity of each coordinate, and
+    its optimizer the clip norm C.
     """
-    if target not in DIRAC_TARGETS:
-        raise InvalidParameterError(f"The Dirac target must be one of {', '.join(DIRAC_TARGETS)}; got {target!r} instead.")
-    if target == BIAS:
-        candidates = rng.permutation(np.flatnonzero(record.bias_mask))
-    else:
-        candidates = np.lexsort((rng.random(record.size), record.activity))
-    if m > len(candidates):
-        raise InvalidParameterError(f"{m} Dirac canaries need {m} distinct {target} coordinates, but the model has {len(candidates)}.")
-    gradients = np.zeros((m, record.size), dtype=np.float32)
-    gradients[np.arange(m), candidates[:m]] = DIRAC_SCALE * record.settings["clip_norm"]
-    return DPSGDCanaries(DIRAC, gradients=gradients)
+    return diracs_on(m, bias_mask=record.bias_mask, activity=record.activity, clip_norm=record.settings["clip_norm"],
+                     rng=rng, target=target)
