@@ -22,11 +22,12 @@ would void this.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 from dpaudit.attacks.distinguish import Objective, select_test
 from dpaudit.mechanisms.base import Mechanism, not_neighbours
+from dpaudit.mechanisms.datasets import records_of_pair
 from dpaudit.mechanisms.errors import InvalidParameterError
 
 __all__ = ["InputSpace", "Pair", "search_pair", "split_patterns", "statdp_patterns"]
@@ -41,7 +42,7 @@ class InputSpace:
 
     kind "answers": query-answer vectors, neighbours when ‖d0 − d1‖∞ ≤ 1
     (StatDP's convention); kind "records": datasets whose neighbours differ
-    in one record.
+    in one record (under add-remove without a null record: one record added).
     """
 
     length: int
@@ -79,16 +80,19 @@ def split_patterns(m: int) -> list[tuple[str, Pair]]:
     return pairs
 
 
-def _random_pairs(space: InputSpace, count: int, rng: np.random.Generator) -> list[tuple[str, Pair]]:
-    """Return `count` random neighbouring pairs in `space`."""
+def _random_pairs(space: InputSpace, count: int, rng: np.random.Generator, *, insert: bool = False) -> list[tuple[str, Pair]]:
+    """Return `count` random neighbouring pairs in `space`; records: one replaced, or with `insert` (add-remove) one added."""
     pairs = []
     for i in range(count):
         d0 = rng.uniform(space.low, space.high, space.length)
+        record = rng.choice([space.low, space.high, rng.uniform(space.low, space.high)])
         if space.kind == "answers":
             d1 = d0 + rng.uniform(-1.0, 1.0, space.length)
+        elif insert:
+            d1 = np.insert(d0, rng.integers(space.length + 1), record)
         else:
             d1 = d0.copy()
-            d1[rng.integers(space.length)] = rng.choice([space.low, space.high, rng.uniform(space.low, space.high)])
+            d1[rng.integers(space.length)] = record
         d0, d1 = np.clip(d0, space.low, space.high), np.clip(d1, space.low, space.high)
         if space.integer:
             d0, d1 = np.round(d0).astype(int), np.round(d1).astype(int)
@@ -109,7 +113,7 @@ def _default_candidates(mech: Mechanism, space: InputSpace | None, rng: np.rando
     if space is None or space.kind == "answers":
         found += statdp_patterns(length) + split_patterns(length)
     if space is not None:
-        found += _random_pairs(space, count, rng)
+        found += _random_pairs(space, count, rng, insert=mech.claim.relation.value == "add-remove" and mech.null_record is None)
     return found
 
 
@@ -124,14 +128,20 @@ def _pair_score(mech: Mechanism, pair: Pair, size: int, rng: np.random.Generator
     return float(objective(np.array([fp]), size - half, np.array([fn]), size - half)[0])
 
 
-def _neighbours(mech: Mechanism, a: np.ndarray, b: np.ndarray) -> bool:
-    """Return True for neighbours: by the mechanism's own check, else under its claim's relation (`not_neighbours`)."""
-    return a.shape == b.shape and not_neighbours(mech, a, b) is None
+def _neighbours(mech: Mechanism, d0: Any, d1: Any) -> bool:
+    """Return True for neighbours: by the mechanism's own check, else under its claim's relation (`not_neighbours`).
+
+    Tables are compared by column name (`records_of_pair`); datasets that cannot be compared are not neighbours.
+    """
+    try:
+        a, b = records_of_pair(d0, d1)
+    except ValueError:
+        return False
+    return a.shape[1:] == b.shape[1:] and not_neighbours(mech, a, b) is None
 
 
 def _valid(mech: Mechanism, candidates: Iterable[tuple[str, Pair]]) -> list[tuple[str, Pair]]:
-    pairs = ((name, (np.asarray(d0), np.asarray(d1))) for name, (d0, d1) in candidates)
-    return [(name, pair) for name, pair in pairs if _neighbours(mech, *pair)]
+    return [(name, pair) for name, pair in candidates if _neighbours(mech, *pair)]
 
 
 def search_pair(

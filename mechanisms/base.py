@@ -14,9 +14,11 @@ import enum
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
+from dpaudit.mechanisms.datasets import records_of_pair
 from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
-from dpaudit.mechanisms.neighbours import NeighbourCheck, by_relation, records, unchecked
+from dpaudit.mechanisms.neighbours import NeighbourCheck, answer_of, by_relation, inserted, unchecked
 from dpaudit.mechanisms.outputs import check_outputs
+from dpaudit.mechanisms.records import RecordSpec
 from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
 
 if TYPE_CHECKING:
@@ -90,8 +92,15 @@ class Mechanism:
             theory upper bound is computed from it. `UnsupportedDpEvent` when
             no analysis is known (the claim is then the only upper bound).
         default_pair: the worst-case neighbouring datasets known for it.
-        neighbours: returns None when (d0, d1) are neighbours under the
-            mechanism's relation, else a sentence saying why they are not.
+        neighbours: answers True or None when (d0, d1) are neighbours under
+            the mechanism's relation, else False or a sentence saying why
+            not (`not_neighbours` says which pairs it sees).
+        null_record: the record that stands for "no record" (e.g. 0 for a
+            sum), or None: without one, equal-length datasets are never
+            add-remove neighbours.
+        records: what a record may be (`dpaudit.mechanisms.records`), the
+            declaration canaries are made from; None: only the default
+            pair's records are known.
         params: the parameters it was built with (reported in the JSON).
         buggy: True for a known-broken variant, False for a correct one, None
             for a user's mechanism (the suite checks verdicts against it).
@@ -103,6 +112,8 @@ class Mechanism:
     event: dp_event.DpEvent = dataclasses.field(default_factory=_unsupported_event)
     default_pair: tuple[Any, Any] | None = None
     neighbours: NeighbourCheck | None = None
+    null_record: Any = None
+    records: RecordSpec | None = None
     params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     buggy: bool | None = None
     description: str = ""
@@ -175,51 +186,48 @@ def _as_dataset(data: Any, name: str) -> Any:
 def check_pair(mech: Mechanism, d0: Any, d1: Any) -> tuple[Any, Any]:
     """Return (d0, d1) as the mechanism will see them (`_as_dataset`) after checking that they are neighbours for `mech`.
 
-    The mechanism's own check, if it has one, sees equal-length arrays of
-    records; without one the pair is checked under its claim's relation
-    (`dpaudit.mechanisms.neighbours.by_relation`); `neighbours.unchecked`
-    skips every check.
+    Tables (data frames, dicts of columns, structured arrays) are compared
+    by column name (`dpaudit.mechanisms.datasets`); `not_neighbours` says
+    how; `neighbours.unchecked` skips every check.
+
+    Raises:
+        InvalidParameterError: one sentence naming why they are not neighbours.
     """
     a, b = _as_dataset(d0, "d0"), _as_dataset(d1, "d1")
     if mech.neighbours is unchecked:
         return a, b
-    ra, rb = _records(a, "d0"), _records(b, "d1")
-    if mech.neighbours is not None:
-        _same_shape(ra, rb)
+    try:
+        ra, rb = records_of_pair(a, b)
+    except ValueError as exc:
+        raise InvalidParameterError(f"d0 and d1 cannot be compared record by record for '{mech.name}': {exc}.") from exc
     reason = not_neighbours(mech, ra, rb)
     if reason:
-        hint = "" if mech.neighbours else " (if they are neighbours in your setting, pass blackbox(..., neighbours=) a check of your own)"
-        raise InvalidParameterError(f"d0 and d1 are not neighbours for '{mech.name}': {reason}{hint}.")
+        raise InvalidParameterError(f"d0 and d1 are not neighbours for '{mech.name}': {reason}.")
     return a, b
 
 
 def not_neighbours(mech: Mechanism, d0: np.ndarray, d1: np.ndarray) -> str | None:
     """Return None when the arrays of records d0, d1 are neighbours for `mech`, else a sentence saying why not.
 
-    By the mechanism's own check (equal lengths), else under its claim's
-    relation (`dpaudit.mechanisms.neighbours.by_relation`).
+    Without a check of its own: the definition of its claim's relation
+    (`dpaudit.mechanisms.neighbours.by_relation`, with its declared null
+    record). A check of its own sees pairs of one length only: (d0, d1)
+    when they have one length; when one holds one record more (add-remove),
+    dpaudit checks that one is the other with a record inserted, and the
+    check sees each dataset against itself, which vouches for its records.
+
+    Raises:
+        NeighbourAnswerError: when the check answers neither a bool, None nor a sentence.
     """
-    if mech.neighbours is None:
-        return by_relation(mech.claim.relation.value)(d0, d1)
-    if d0.shape != d1.shape:
-        return f"their shapes differ ({d0.shape} and {d1.shape})"
-    return mech.neighbours(d0, d1)
-
-
-def _records(data: Any, name: str) -> np.ndarray:
-    try:
-        return records(data)
-    except ValueError as exc:
-        raise InvalidParameterError(f"The dataset '{name}' is not an array of records ({exc}).") from exc
-
-
-def _same_shape(a: np.ndarray, b: np.ndarray) -> None:
-    if a.shape[0] != b.shape[0]:
-        raise InvalidParameterError(
-            f"The datasets d0 and d1 must have the same length; got {a.shape[0]} and {b.shape[0]} records "
-            "(under add-remove, write the removed record as a null record, e.g. 0)."
-        )
-    if a.shape != b.shape:
-        raise InvalidParameterError(
-            f"The records of d0 and d1 must have the same shape; got {a.shape[1:]} and {b.shape[1:]}."
-        )
+    check = mech.neighbours
+    if check is unchecked:
+        return None
+    if check is None:
+        return by_relation(mech.claim.relation.value, mech.null_record)(d0, d1)
+    if d0.shape[1:] != d1.shape[1:]:
+        return f"their records have different shapes ({d0.shape[1:]} and {d1.shape[1:]})"
+    if len(d0) == len(d1):
+        return answer_of(check, d0, d1, mech.name)
+    if mech.claim.relation is Relation.REPLACE_ONE:
+        return f"under replace-one they must have the same length; they have {len(d0)} and {len(d1)} records"
+    return inserted(d0, d1) or answer_of(check, d0, d0, mech.name) or answer_of(check, d1, d1, mech.name)

@@ -7,7 +7,9 @@ from typing import Any, Callable
 
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation, fresh_copy
+from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.neighbours import NeighbourCheck
+from dpaudit.mechanisms.records import BoxRecords, CategoryRecords, RecordSpec, VectorRecords
 
 __all__ = ["blackbox"]
 
@@ -60,6 +62,8 @@ def blackbox(
     relation: Relation | str = Relation.ADD_REMOVE,
     default_pair: tuple[Any, Any] | None = None,
     neighbours: NeighbourCheck | None = None,
+    null_record: Any = None,
+    records: RecordSpec | None = None,
 ) -> Mechanism:
     """Return `fn` as a `Mechanism` claiming (epsilon, delta)-DP for `relation`.
 
@@ -75,12 +79,21 @@ def blackbox(
 
     Before any trial, an audit refuses a pair that is not neighbouring under
     `relation` (`dpaudit.mechanisms.neighbours.by_relation`: replace-one,
-    one record differs; add-remove, one record more, or one record null in
-    one of them), since a bound on such a pair says nothing about the claim.
-    `neighbours(d0, d1)`, if given, replaces that check: it receives two
-    equal-length arrays of records and returns None for neighbours, else a
-    sentence saying why not; `neighbours.unchecked` accepts any pair.
-    Data frames and dicts of columns reach `fn` as given.
+    one record differs; add-remove, one dataset holds one record more), since
+    a bound on such a pair says nothing about the claim. Nothing is assumed
+    of a record: equal-length datasets are add-remove neighbours only when
+    `null_record` declares the record that adds nothing to `fn` (such as 0
+    for a sum) and the differing record is null in one of them.
+    `neighbours(d0, d1)`, if given, replaces the relation's check: it answers
+    True or None for neighbours, False or a sentence saying why not, and sees
+    two arrays of records of one length (the pair itself, or, when one holds
+    one record more, each dataset against itself after dpaudit has checked
+    the insertion: `dpaudit.mechanisms.base.not_neighbours`);
+    `neighbours.unchecked` accepts any pair. Data frames, dicts of columns
+    and structured arrays reach `fn` as given; their columns are matched by
+    name. Canary audits make canaries only from declared `records`
+    (`VectorRecords`, `CategoryRecords`, `BoxRecords`); without them they
+    play the default pair.
 
     Args:
         fn: `fn(data, rng)` (or `fn(data, rng, size)`) returning one output (or `size`).
@@ -88,6 +101,8 @@ def blackbox(
         name: the label in reports (default: the function's name).
         default_pair: the neighbouring pair audited when none is given.
         neighbours: a check of (d0, d1) replacing the relation's, or `neighbours.unchecked`.
+        null_record: the record that stands for "no record" under add-remove (none by default).
+        records: what a record may be, for canaries (none by default).
 
     Returns:
         A `Mechanism` whose upper bound is its claim (nothing else is known about `fn`).
@@ -97,6 +112,11 @@ def blackbox(
     """
     from dp_accounting import dp_event
 
+    if records is not None and not isinstance(records, (VectorRecords, CategoryRecords, BoxRecords)):
+        raise InvalidParameterError(
+            "The 'records' parameter of blackbox must be a VectorRecords, CategoryRecords or BoxRecords; "
+            f"got {type(records).__name__} instead."
+        )
     sampler = _batched(fn) if _accepts_size(fn) else _looped(fn)
     return Mechanism(
         name=name or getattr(fn, "__name__", "blackbox"),
@@ -105,4 +125,6 @@ def blackbox(
         event=dp_event.UnsupportedDpEvent(),
         default_pair=default_pair,
         neighbours=neighbours,
+        null_record=null_record,
+        records=records,
     )

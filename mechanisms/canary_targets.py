@@ -26,6 +26,7 @@ from typing import Callable, Optional
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.gaussian import analytic_sigma
+from dpaudit.mechanisms.records import CategoryRecords, VectorRecords
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
 
@@ -132,6 +133,8 @@ def canary_gaussian_sum(*, epsilon: float = 1.0, delta: float = 1e-5, clip: floa
         event=dp_event.GaussianDpEvent(noise_multiplier=sigma / clip),
         default_pair=_vector_pair(clip),
         neighbours=_vector_records(Relation.ADD_REMOVE),
+        null_record=0.0,
+        records=VectorRecords(norm=clip),
         params={"epsilon": eps, "delta": dlt, "clip": clip, "sigma": sigma},
         buggy=False,
         description=f"Sum of vectors clipped to ℓ2 norm {clip:g} + N(0, {sigma:.4g}²) per coordinate.",
@@ -155,6 +158,8 @@ def canary_laplace_sum(*, epsilon: float = 1.0, clip: float = 1.0) -> Mechanism:
         event=dp_event.LaplaceDpEvent(noise_multiplier=scale / clip),
         default_pair=_vector_pair(clip),
         neighbours=_vector_records(Relation.ADD_REMOVE),
+        null_record=0.0,
+        records=VectorRecords(norm=clip, order=1),
         params={"epsilon": eps, "clip": clip, "clip_norm": "l1"},
         buggy=False,
         description=f"Sum of vectors clipped to ℓ1 norm {clip:g} + Laplace({scale:.4g}) per coordinate.",
@@ -176,6 +181,8 @@ def canary_laplace_sum_l2_clip(*, epsilon: float = 1.0, clip: float = 1.0) -> Me
         claim=Claim(eps, 0.0),
         default_pair=_vector_pair(clip),
         neighbours=_vector_records(Relation.ADD_REMOVE),
+        null_record=0.0,
+        records=VectorRecords(norm=clip),
         params={"epsilon": eps, "clip": clip},
         buggy=True,
         description="ℓ2 clipping with Laplace noise calibrated to ℓ1 sensitivity (true ε grows as √d).",
@@ -210,6 +217,8 @@ def canary_histogram(*, epsilon: float = 1.0, bins: int = 16) -> Mechanism:
         event=dp_event.LaplaceDpEvent(noise_multiplier=1.0 / eps),
         default_pair=(d0, d1),
         neighbours=_category_records(bins),
+        null_record=NULL_CATEGORY,
+        records=CategoryRecords(bins),
         params={"epsilon": eps, "bins": bins},
         buggy=False,
         description=f"Histogram of {bins} categories + Laplace({1 / eps:.4g}) per count.",
@@ -235,6 +244,7 @@ def _mean_mechanism(name: str, eps: float, dlt: float, clip: float, divide_twice
         event=dp_event.UnsupportedDpEvent() if divide_twice else dp_event.GaussianDpEvent(unit_sigma),
         default_pair=_vector_pair(clip),
         neighbours=_vector_records(Relation.REPLACE_ONE),
+        records=VectorRecords(norm=clip),
         params={"epsilon": eps, "delta": dlt, "clip": clip},
         buggy=divide_twice,
         description=f"Mean of n vectors clipped to ℓ2 norm {clip:g} + Gaussian noise for Δ₂ = 2·{clip:g}/n"

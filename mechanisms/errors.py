@@ -4,7 +4,7 @@ They subclass `ValueError`, as Opacus and scikit-learn do, so callers that
 already catch `ValueError` keep working; the CLI prints the sentence and exits 2.
 """
 
-__all__ = ["DPAuditError", "InvalidParameterError", "MechanismError", "UnknownMechanismError"]
+__all__ = ["DPAuditError", "InvalidParameterError", "MechanismError", "NeighbourAnswerError", "UnknownMechanismError"]
 
 
 class DPAuditError(ValueError):
@@ -21,3 +21,7 @@ class MechanismError(DPAuditError):
 
 class UnknownMechanismError(DPAuditError):
     """A mechanism name or `module:attr` reference that cannot be resolved."""
+
+
+class NeighbourAnswerError(InvalidParameterError, TypeError):
+    """A neighbour check answered something other than True/False, None or a sentence (a `TypeError` too)."""

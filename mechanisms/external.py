@@ -110,18 +110,20 @@ READ = 1 << 20
 SHAPES_KEPT = 10_000  # datasets whose first output shape is remembered (a pair search tries many)
 
 
-def unit_sum_pair(n: int = 10) -> tuple[np.ndarray, np.ndarray]:
-    """Return the default neighbouring pair: `n` zeros, and the same with its first record 1.
+def unit_sum_pair(n: int = 10, relation: Relation | str = Relation.ADD_REMOVE) -> tuple[np.ndarray, np.ndarray]:
+    """Return the default neighbouring pair of a sum of records in [0, 1] under `relation`.
 
-    The worst case of a sum (or a count) of records in [0, 1], neighbours
-    under add-remove (the null record 0 against 1) and replace-one alike,
-    as for the built-in `laplace` (`dpaudit.mechanisms.laplace.sum_pair`).
-    For any other mechanism the pair must be given (`audit_mechanism(mech,
-    d0, d1)`, the CLI's --d0/--d1).
+    Add-remove: `n` zeros against the same with a record 1 added (n + 1
+    records): nothing is assumed of the program, so no record stands for
+    "no record". Replace-one: `n` zeros against the same with the first
+    record replaced by 1. Either moves a sum (or a count) of records in
+    [0, 1] by 1, its worst case. For any other mechanism the pair must be
+    given (`audit_mechanism(mech, d0, d1)`, the CLI's --d0/--d1).
     """
-    from dpaudit.mechanisms.laplace import sum_pair
-
-    return sum_pair(1.0, n)
+    d0 = np.zeros(n)
+    if Relation(relation) is Relation.REPLACE_ONE:
+        return d0, np.concatenate([[1.0], d0[1:]])
+    return d0, np.append(d0, 1.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -552,8 +554,8 @@ def _check_timeout(timeout: float | None) -> float | None:
 
 
 def _mechanism(argv: list[str], label: str, name: str, *, epsilon: float, delta: float, relation: Relation | str,
-               default_pair: tuple[Any, Any] | None, neighbours: NeighbourCheck | None, timeout: float | None,
-               params: dict[str, Any]) -> ExternalMechanism:
+               default_pair: tuple[Any, Any] | None, neighbours: NeighbourCheck | None, null_record: Any,
+               timeout: float | None, params: dict[str, Any]) -> ExternalMechanism:
     from dp_accounting import dp_event
 
     if sys.platform == "win32":
@@ -562,8 +564,8 @@ def _mechanism(argv: list[str], label: str, name: str, *, epsilon: float, delta:
     process = ExternalProcess(argv, label, _check_timeout(timeout))
     return ExternalMechanism(
         name=name, sampler=process, claim=claim, event=dp_event.UnsupportedDpEvent(),
-        default_pair=unit_sum_pair() if default_pair is None else default_pair,
-        neighbours=neighbours, params=params,
+        default_pair=unit_sum_pair(relation=claim.relation) if default_pair is None else default_pair,
+        neighbours=neighbours, null_record=null_record, params=params,
     )
 
 
@@ -576,6 +578,7 @@ def external(
     name: str | None = None,
     default_pair: tuple[Any, Any] | None = None,
     neighbours: NeighbourCheck | None = None,
+    null_record: Any = None,
     timeout: float | None = DEFAULT_TIMEOUT,
 ) -> ExternalMechanism:
     """Return the program `command` (any language, speaking the protocol of this module) as a mechanism claiming (ε, δ)-DP.
@@ -591,9 +594,10 @@ def external(
         command: the program and its arguments, e.g. "sh docs/examples/serve.sh docs/examples/laplace.awk -v epsilon=1".
         epsilon, delta, relation: the claim to audit.
         name: the label in reports (default: the command line).
-        default_pair: the pair audited when none is given; default `unit_sum_pair()`, ten zeros against
-            the same with one record 1 (the worst case of a sum of records in [0, 1]).
-        neighbours: a check of (d0, d1) replacing the relation's (as for `blackbox`).
+        default_pair: the pair audited when none is given; default `unit_sum_pair(relation=relation)`: ten
+            zeros against the same with a record 1 added (add-remove) or the first replaced by 1 (replace-one).
+        neighbours, null_record: a check of (d0, d1) replacing the relation's, the record that stands for
+            "no record" (as for `blackbox`).
         timeout: seconds one batch may take (start-up included) before the process is killed; None waits for ever.
 
     Returns:
@@ -608,7 +612,8 @@ def external(
     line = shlex.join(given)
     name = name or line
     return _mechanism(argv, _label(name, line, "command"), name, epsilon=epsilon, delta=delta, relation=relation,
-                      default_pair=default_pair, neighbours=neighbours, timeout=timeout, params={"command": line})
+                      default_pair=default_pair, neighbours=neighbours, null_record=null_record, timeout=timeout,
+                      params={"command": line})
 
 
 def external_python(
@@ -621,6 +626,7 @@ def external_python(
     name: str | None = None,
     default_pair: tuple[Any, Any] | None = None,
     neighbours: NeighbourCheck | None = None,
+    null_record: Any = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     path: Sequence[str | os.PathLike] = (),
     check: bool = True,
@@ -646,7 +652,7 @@ def external_python(
     Args:
         python: the interpreter, a path (".venv/bin/python") or a name in PATH.
         module_attr: "module:attr" naming the function in that environment.
-        epsilon, delta, relation, name, default_pair, neighbours, timeout: as for `external`
+        epsilon, delta, relation, name, default_pair, neighbours, null_record, timeout: as for `external`
             (name defaults to `module_attr`).
         path: folders to import `module` from, before that environment's own.
         check: import `module_attr` once now, in a short-lived process, so that a name that
@@ -672,7 +678,7 @@ def external_python(
     name = name or module_attr
     label = _label(name, os.fspath(python), "run by")
     return _mechanism(argv, label, name, epsilon=epsilon, delta=delta, relation=relation,
-                      default_pair=default_pair, neighbours=neighbours, timeout=timeout,
+                      default_pair=default_pair, neighbours=neighbours, null_record=null_record, timeout=timeout,
                       params={"python": os.fspath(python), "function": module_attr})
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.neighbours import answers_within, categories_in
+from dpaudit.mechanisms.records import CategoryRecords
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
 
@@ -43,6 +44,7 @@ def _histogram_mechanism(name: str, eps: float, bins: int, scale: float, buggy: 
         event=event,
         default_pair=(d0, d1),
         neighbours=categories_in(bins),
+        records=CategoryRecords(bins),
         params={"epsilon": eps, "bins": bins},
         buggy=buggy,
         description=f"Laplace({scale:g}) noise on each of {bins} counts.",

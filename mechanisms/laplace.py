@@ -41,6 +41,7 @@ def laplace(*, epsilon: float = 1.0, sensitivity: float = 1.0) -> Mechanism:
         event=dp_event.LaplaceDpEvent(noise_multiplier=scale / delta_1),
         default_pair=sum_pair(delta_1),
         neighbours=records_in(0.0, delta_1),
+        null_record=0.0,
         params={"epsilon": eps, "sensitivity": delta_1},
         buggy=False,
         description="Laplace noise of scale Δ/ε on a sum of records in [0, Δ].",

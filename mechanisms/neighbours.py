@@ -1,14 +1,32 @@
-"""Neighbour checks: each returns None for a neighbouring pair, else a sentence saying why not."""
+"""Neighbour checks: each answers True or None for a neighbouring pair, else False or a sentence saying why not.
+
+A check sees two arrays of records of one length (`dpaudit.mechanisms.base.not_neighbours`
+says which pairs reach it); `by_relation` is the check of a relation's
+definition, used when a mechanism has none of its own.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
+from dpaudit.mechanisms.errors import MechanismError, NeighbourAnswerError
 
-__all__ = ["NeighbourCheck", "answers_within", "by_relation", "categories_in", "of_length", "records", "records_in", "unchecked"]
+__all__ = [
+    "NeighbourCheck",
+    "answer_of",
+    "answers_within",
+    "by_relation",
+    "categories_in",
+    "inserted",
+    "inserted_at",
+    "of_length",
+    "records_in",
+    "unchecked",
+]
 
-NeighbourCheck = Callable[[np.ndarray, np.ndarray], Optional[str]]
+NeighbourCheck = Callable[[np.ndarray, np.ndarray], Union[Optional[str], bool]]
+"""`check(d0, d1)`: True or None when the arrays of records d0, d1 are neighbours, else False or a sentence saying why not."""
 
 
 def records_in(low: float, high: float, *, max_changed: int = 1) -> NeighbourCheck:
@@ -82,23 +100,72 @@ def unchecked(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
     return None
 
 
-def by_relation(relation: str) -> NeighbourCheck:
+def answer_of(check: NeighbourCheck, d0: np.ndarray, d1: np.ndarray, owner: str) -> Optional[str]:
+    """Return None when `check` answers that (d0, d1) are neighbours, else the sentence saying why not.
+
+    A check answers True or None (neighbours), False (not neighbours) or a
+    sentence saying why not; numpy booleans count as booleans.
+
+    Raises:
+        NeighbourAnswerError: (a `TypeError`) for any other answer.
+        MechanismError: when the check raises.
+    """
+    try:
+        said = check(d0, d1)
+    except Exception as exc:  # a user's check may raise anything: one sentence
+        raise MechanismError(f"The neighbour check of '{owner}' raised {type(exc).__name__}: {exc}.") from exc
+    if said is None or said is True or (isinstance(said, np.bool_) and bool(said)):
+        return None
+    if said is False or isinstance(said, np.bool_):
+        return "its neighbour check answered False"
+    if isinstance(said, str):
+        return said.strip().rstrip(".") or "its neighbour check gave an empty reason"
+    raise NeighbourAnswerError(
+        f"The neighbour check of '{owner}' must answer True/False, None or a sentence; it answered "
+        f"{type(said).__name__} {said!r:.40}."
+    )
+
+
+def by_relation(relation: str, null_record: Any = None) -> NeighbourCheck:
     """Return the check of `relation` ("replace-one" or "add-remove") on arrays of records (first axis).
 
     Replace-one: same length, at most one record differs. Add-remove: one
-    dataset is the other with one record inserted, or, with the null record
-    convention of the built-ins, both have one length and the one differing
-    record is null (all zeros, empty or None) in one of them.
+    dataset is the other with one record inserted; datasets of one length
+    are neighbours only when a `null_record` (one that adds nothing, such as
+    0 for a sum) is declared and the one differing record is null in one of
+    them. Without one, equal-length datasets that differ in a record are a
+    replacement, two add-remove steps, and are refused.
     """
 
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
-        if len(d0) == len(d1):
-            return _replaced(d0, d1, null_only=relation == "add-remove")
-        if relation == "replace-one":
-            return f"under replace-one they must have the same length; they have {len(d0)} and {len(d1)} records"
-        return _inserted(d0, d1)
+        if len(d0) != len(d1):
+            if relation == "replace-one":
+                return f"under replace-one they must have the same length; they have {len(d0)} and {len(d1)} records"
+            return inserted(d0, d1)
+        changed = np.flatnonzero(~_equal_rows(d0, d1))
+        if changed.size > 1:
+            return f"they differ in {changed.size} records, more than 1"
+        if relation == "replace-one" or not changed.size:
+            return None
+        return _null_in_one(d0[changed[0]], d1[changed[0]], null_record)
 
     return check
+
+
+def _null_in_one(a: Any, b: Any, null_record: Any) -> Optional[str]:
+    """Return None when record a or b is the null record, else why an equal-length add-remove pair is refused."""
+    if null_record is None:
+        return (
+            "under add-remove one must hold one record more than the other, and these have one length, so a record "
+            "was replaced (two add-remove steps); pass one dataset with one record more, or relation='replace-one', "
+            "or declare the record that adds nothing with blackbox(..., null_record=...)"
+        )
+    if _is_null(a, null_record) or _is_null(b, null_record):
+        return None
+    return (
+        f"under add-remove one must hold one record more than the other, or the changed record must be the "
+        f"null record {null_record!r} in one of them; for a replaced record, pass relation='replace-one'"
+    )
 
 
 def _rows(d: np.ndarray) -> np.ndarray:
@@ -114,46 +181,28 @@ def _equal_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.all(same, axis=1)
 
 
-def _replaced(d0: np.ndarray, d1: np.ndarray, *, null_only: bool) -> Optional[str]:
-    changed = np.flatnonzero(~_equal_rows(d0, d1))
-    if changed.size > 1:
-        return f"they differ in {changed.size} records, more than 1"
-    if null_only and changed.size and not (_is_null(d0[changed[0]]) or _is_null(d1[changed[0]])):
-        return (
-            "under add-remove one must hold one record more than the other, or the changed record must be "
-            "the null record (0) in one of them; for a replaced record, pass relation='replace-one'"
-        )
-    return None
+def _is_null(record: Any, null_record: Any) -> bool:
+    """Return True when `record` is `null_record` (a value every entry has, or a whole record; NaN equals NaN)."""
+    values = np.asarray(record, dtype=object).ravel().tolist()
+    null = np.asarray(null_record, dtype=object).ravel().tolist()
+    if len(null) not in (1, len(values)):
+        return False
+    null = null * len(values) if len(null) == 1 else null
+    return all(v == n or (v != v and n != n) for v, n in zip(values, null))
 
 
-def _is_null(record: object) -> bool:
-    values = np.asarray(record, dtype=object).ravel()
-    return all(v is None or v == 0 or v == "" for v in values.tolist())
-
-
-def _inserted(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
+def inserted(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
+    """Return None when one of d0, d1 is the other with one record inserted (the rest in order), else why not."""
     long, short = (d0, d1) if len(d0) > len(d1) else (d1, d0)
     if len(long) - len(short) != 1:
         return f"under add-remove they must differ by one record; they have {len(d0)} and {len(d1)} records"
     if long.shape[1:] != short.shape[1:]:
         return "their records have different shapes"
+    return None if inserted_at(long, short) is not None else (
+        "one must be the other with one record added or removed, the others in the same order")
+
+
+def inserted_at(long: np.ndarray, short: np.ndarray) -> int | None:
+    """Return the index of the record `long` holds beyond `short` (the others equal and in order), else None."""
     first = int(np.argmin(np.append(_equal_rows(long[:-1], short), False)))
-    if not np.all(_equal_rows(long[first + 1:], short[first:])):
-        return "one must be the other with one record added or removed, the others in the same order"
-    return None
-
-
-def records(data: Any) -> np.ndarray:
-    """Return `data` as an array of records (first axis): a data frame's rows, a dict's rows across its columns.
-
-    Raises ValueError when `data` is not array-like.
-    """
-    if hasattr(data, "to_numpy") and hasattr(data, "columns"):
-        return np.asarray(data.to_numpy())
-    if isinstance(data, Mapping):
-        columns = [np.asarray(c) for c in data.values()]
-        if not columns or len({len(c) for c in columns}) != 1:
-            raise ValueError("a dict of columns needs columns of one length")
-        return np.concatenate([c.reshape(len(c), -1).astype(object) for c in columns], axis=1)
-    arr = np.asarray(data)
-    return arr.reshape(1) if arr.ndim == 0 else arr
+    return first if np.all(_equal_rows(long[first + 1:], short[first:])) else None

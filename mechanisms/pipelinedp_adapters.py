@@ -138,7 +138,7 @@ def _count_sum_mechanism(name: str, *, epsilon: float, max_value: float, rows_pe
     return Mechanism(
         name=name, sampler=sample, claim=Claim(eps, 0.0), event=dp_event.ComposedDpEvent([half, half]),
         default_pair=user_pair(background=BACKGROUND_USERS, added=1, value=top, rows=k),
-        neighbours=users_differ_by_one(0.0, top), params={"epsilon": eps, "max_value": top, "rows_per_user": k},
+        neighbours=users_differ_by_one(0.0, top), null_record=np.nan, params={"epsilon": eps, "max_value": top, "rows_per_user": k},
         buggy=row_ids,
         description="PipelineDP aggregate: COUNT and SUM of one public partition"
                     + (" with row ids as privacy ids (user contributions unbounded)." if row_ids else "."),
@@ -187,6 +187,7 @@ def _selection_mechanism(name: str, *, epsilon: float, delta: float, users: int,
     return Mechanism(
         name=name, sampler=sample, claim=Claim(eps, dlt), event=GroupDpEvent(claimed, k) if row_ids else claimed,
         default_pair=user_pair(background=0, added=n, value=1.0, rows=k), neighbours=users_differ_by_one(-np.inf, np.inf),
+        null_record=np.nan,
         params={"epsilon": eps, "delta": dlt, "users": n, "rows_per_user": k}, buggy=row_ids,
         description="PipelineDP select_partitions: does the partition of these users appear?"
                     + (" Row ids as privacy ids." if row_ids else ""),

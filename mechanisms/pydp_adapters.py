@@ -184,7 +184,7 @@ def _aggregation(name: str, make: Callable[[], Any], *, low: float, high: float,
 
     return Mechanism(
         name=name, sampler=sample, claim=Claim(epsilon, 0.0), event=event, default_pair=pair,
-        neighbours=present_records(low, high), params=params, buggy=False, description=text,
+        neighbours=present_records(low, high), null_record=np.nan, params=params, buggy=False, description=text,
     )
 
 

@@ -132,6 +132,7 @@ def mean_noise_by_true_count(*, epsilon: float = 1.0, num_records: int = 2) -> M
         event=dp_event.NonPrivateDpEvent(),
         default_pair=(d0, d1),
         neighbours=present_records(0.0, 1.0),
+        null_record=np.nan,
         params={"epsilon": eps, "num_records": n},
         buggy=True,
         description="Mean whose Laplace noise is scaled by the private count (true ε = ∞).",

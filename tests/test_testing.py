@@ -36,14 +36,14 @@ def test_a_wrong_builtin_fails_with_its_certified_epsilon_and_a_cli_command_that
 
 
 def test_a_wrong_user_mechanism_names_the_failing_test():
-    wrong = blackbox(_laplace_sum(0.5), epsilon=1.0, name="half-scale")
+    wrong = blackbox(_laplace_sum(0.5), epsilon=1.0, name="half-scale", null_record=0.0)
     with pytest.raises(AssertionError, match=r"(?s)half-scale breaks its claim .*Reproduce: pytest .*test_a_wrong_user_mechanism"):
         assert_private(wrong, [0.0], [1.0], max_trials=4 * ONE_ROUND)
 
 
 def test_a_tight_correct_mechanism_fails_at_most_one_minus_confidence_of_the_time():
     seeds = 40
-    exact = blackbox(_laplace_sum(1.0), epsilon=1.0, name="exactly-tight")
+    exact = blackbox(_laplace_sum(1.0), epsilon=1.0, name="exactly-tight", null_record=0.0)
     failures = 0
     for seed in range(seeds):
         try:

@@ -66,7 +66,9 @@ def _finite_or_none(x: float) -> float | None:
 
 
 def jsonable(value: Any) -> Any:
-    """Return `value` with numpy arrays and scalars, nested in dicts, lists and tuples, as JSON types."""
+    """Return `value` with numpy arrays and scalars, data frames (as dicts of columns), nested in dicts, lists and tuples, as JSON types."""
+    if hasattr(value, "to_dict") and hasattr(value, "columns"):
+        return jsonable(value.to_dict(orient="list"))
     if isinstance(value, Mapping):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

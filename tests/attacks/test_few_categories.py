@@ -47,5 +47,5 @@ def test_values_seen_a_few_times_on_one_dataset_do_not_steer_the_test():
     def discrete_laplace(data, rng):
         return int(sum(data)) + int(rng.geometric(1 - np.exp(-1.0))) - int(rng.geometric(1 - np.exp(-1.0)))
 
-    mech = blackbox(discrete_laplace, epsilon=1.0, default_pair=([1, 1, 0], [1, 1, 1]))
+    mech = blackbox(discrete_laplace, epsilon=1.0, default_pair=([1, 1, 0], [1, 1, 1]), null_record=0)
     assert audit_mechanism(mech, trials=1_000_000, seed=2).lower_bound.epsilon >= 0.9

@@ -76,7 +76,7 @@ def test_pair_search_on_a_black_box_changes_one_record_only():
     def noisy_sum(data, rng, size):
         return np.sum(data) + rng.laplace(0.0, 1.0, size)
 
-    mech = blackbox(noisy_sum, epsilon=1.0, default_pair=(np.zeros(5), np.eye(5)[0]))
+    mech = blackbox(noisy_sum, epsilon=1.0, default_pair=(np.zeros(5), np.eye(5)[0]), null_record=0.0)
     res = audit_mechanism(mech, trials=100_000, seed=0, search=True)
     assert res.verdict == "consistent"
     found = res.lower_bound.details["pair_search"]

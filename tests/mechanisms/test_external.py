@@ -142,11 +142,15 @@ def test_awk_outputs_are_laplace_on_the_sum_and_follow_the_seed():
     assert abs(np.abs(out - 1.75).mean() - 0.5) < 0.025
 
 
-def test_the_default_pair_is_the_worst_case_of_a_unit_sum():
+def test_the_default_pair_is_the_worst_case_of_a_unit_sum_under_each_relation():
     d0, d1 = unit_sum_pair()
-    assert d0.shape == d1.shape == (10,) and d0.sum() == 0.0 and d1.sum() == 1.0
+    assert d0.shape == (10,) and d1.shape == (11,) and d0.sum() == 0.0 and d1.sum() == 1.0
     mech = external(["cat"], epsilon=1.0)
     assert all(np.array_equal(a, b) for a, b in zip(mech.default_pair, (d0, d1)))
+    r0, r1 = unit_sum_pair(relation="replace-one")
+    assert r0.shape == r1.shape == (10,) and r1.sum() == 1.0
+    replace = external(["cat"], epsilon=1.0, relation="replace-one")
+    assert all(np.array_equal(a, b) for a, b in zip(replace.default_pair, (r0, r1)))
 
 
 def test_string_outputs_are_categories(tmp_path):

@@ -1,5 +1,9 @@
 """Outputs as black boxes return them: mixed dtypes, text rows, None and non-finite numbers, malformed pairs."""
 
+import warnings
+from decimal import Decimal
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from dpaudit.attacks.distinguish import distinct_outputs
@@ -36,7 +40,7 @@ def test_non_finite_numbers_and_none_are_outputs():
     out = check_outputs("m", [np.nan, np.inf, -np.inf, None, 1.5], 5)
     assert out.tolist() == [NONFINITE, NONFINITE, -NONFINITE, NONFINITE, 1.5]
     leak = blackbox(lambda d, rng: np.nan if d[0] and rng.random() < 0.05 else float(rng.laplace()),
-                    epsilon=1.0, default_pair=([0], [1]))
+                    epsilon=1.0, relation="replace-one", default_pair=([0], [1]))
     result = audit_mechanism(leak, trials=20_000, seed=0)
     assert result.verdict == "violation"  # D1 alone shows NaN: ε is infinite
 
@@ -47,7 +51,7 @@ def test_non_finite_numbers_and_none_are_outputs():
 ])
 def test_what_is_not_an_output_is_one_sentence(fn, message):
     with pytest.raises(MechanismError, match=message):
-        audit_mechanism(blackbox(fn, epsilon=1.0, default_pair=([0], [1])), trials=1000, seed=0)
+        audit_mechanism(blackbox(fn, epsilon=1.0, relation="replace-one", default_pair=([0], [1])), trials=1000, seed=0)
 
 
 @pytest.mark.parametrize("pair", [([0], [1], [2]), 5, "ab"])
@@ -60,7 +64,7 @@ def test_only_a_parameter_named_size_makes_a_function_batched():
     def per_call(data, rng, **options):
         return float(rng.laplace() + data[0])
 
-    result = audit_mechanism(blackbox(per_call, epsilon=1.0, default_pair=([0.0], [1.0])), trials=2000, seed=0)
+    result = audit_mechanism(blackbox(per_call, epsilon=1.0, relation="replace-one", default_pair=([0.0], [1.0])), trials=2000, seed=0)
     assert result.lower_bound.trials == 2000
 
 
@@ -70,21 +74,21 @@ def test_a_call_that_raises_is_an_output_and_a_function_that_always_raises_stops
             raise RuntimeError("transient failure")
         return float(rng.laplace(0.0, 100.0))
 
-    result = audit_mechanism(blackbox(flaky, epsilon=1.0, default_pair=([0], [1])), trials=50_000, seed=0)
+    result = audit_mechanism(blackbox(flaky, epsilon=1.0, relation="replace-one", default_pair=([0], [1])), trials=50_000, seed=0)
     assert result.verdict == "violation" and result.lower_bound.epsilon <= np.log(10)
 
     def broken(data, rng):
         raise RuntimeError("no")
 
     with pytest.raises(MechanismError, match=r"raised RuntimeError: no"):
-        audit_mechanism(blackbox(broken, epsilon=1.0, default_pair=([0], [1])), trials=1000, seed=0)
+        audit_mechanism(blackbox(broken, epsilon=1.0, relation="replace-one", default_pair=([0], [1])), trials=1000, seed=0)
 
 
 def test_tuples_of_text_and_numbers_are_audited_as_numbers():
     out = check_outputs("m", [("count", 1.5), ("count", -2.0)], 2)
     assert out.dtype == np.float64 and out[:, 1].tolist() == [1.5, -2.0] and out[0, 0] == out[1, 0]
     leak = blackbox(lambda d, rng: ("count", float(np.sum(d) + rng.laplace(0.0, 0.1))), epsilon=1.0,
-                    default_pair=([0], [1]))
+                    relation="replace-one", default_pair=([0], [1]))
     assert audit_mechanism(leak, trials=20_000, seed=0).verdict == "violation"  # true ε = 10
 
 
@@ -94,6 +98,19 @@ def test_each_element_maps_to_the_same_number_whatever_else_is_in_its_batch():
     assert check_outputs("m", ["none", 2.5], 2)[0] == check_outputs("m", [("none", 1)], 1)[0, 0]
 
 
-def test_integers_too_large_for_a_float_stay_distinct():
-    out = check_outputs("m", [2**70, 2**70 + 1, 7], 3)
-    assert out[0] != out[1] and out[2] == 7.0
+def test_integers_of_any_size_fractions_and_decimals_are_numbers_in_their_order():
+    out = check_outputs("m", [2**70, 2**71, 7, Fraction(1, 3), Decimal("2.5"), -(2**2000)], 6)
+    assert out[0] < out[1] and out[2] == 7.0 and out[3] == 1 / 3 and out[4] == 2.5 and out[5] == -NONFINITE
+
+
+def test_a_leak_carried_by_integers_beyond_two_to_the_63_is_certified():
+    leak = blackbox(lambda d, rng: int(np.sum(d)) * 2**64 + int(rng.integers(0, 2**62)), epsilon=1.0,
+                    relation="replace-one", default_pair=([0], [1]))
+    assert audit_mechanism(leak, trials=2000, seed=0).verdict == "violation"
+
+
+def test_float32_outputs_with_infinities_map_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = check_outputs("m", np.array([[np.inf, 1.0], [-np.inf, np.nan]], dtype=np.float32), 2)
+    assert out.dtype == np.float64 and out.tolist() == [[NONFINITE, 1.0], [-NONFINITE, NONFINITE]]

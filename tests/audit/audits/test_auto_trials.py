@@ -40,13 +40,13 @@ def test_the_rounds_confidences_add_up_to_the_stated_one():
 @pytest.mark.parametrize("seed", [0, 1])
 def test_atoms_are_ranked_by_what_they_would_certify(seed):
     # At 2·10⁵ trials the selection half sees about 20 exact answers, none on the other dataset: the best test.
-    mech = blackbox(exact_answer_sometimes(0.002), epsilon=1.0, delta=1e-4)
+    mech = blackbox(exact_answer_sometimes(0.002), epsilon=1.0, null_record=0.0, delta=1e-4)
     res = audit_mechanism(mech, [0.0], [1.0], trials=200_000, seed=seed)
     assert res.verdict == "violation" and res.test.startswith("atom-likelihood-ratio")
 
 
 def test_a_leak_missed_at_a_fixed_count_is_found_in_rounds():
-    mech = blackbox(exact_answer_sometimes(0.0002), epsilon=1.0, delta=1e-5)
+    mech = blackbox(exact_answer_sometimes(0.0002), epsilon=1.0, null_record=0.0, delta=1e-5)
     assert audit_mechanism(mech, [0.0], [1.0], trials=200_000, seed=0).verdict == "consistent"
     res = audit_mechanism(mech, [0.0], [1.0], trials="auto", seed=0)
     auto = res.lower_bound.details["auto"]
@@ -79,7 +79,7 @@ def test_an_inconclusive_audit_says_how_many_trials_would_likely_decide():
     def laplace_count(data, rng, size):  # Laplace(1) on a count: 1-DP, claimed 0.7
         return np.sum(data) + rng.laplace(0.0, 1.0, size)
 
-    mech = blackbox(laplace_count, epsilon=0.7)
+    mech = blackbox(laplace_count, epsilon=0.7, null_record=0.0)
     small = audit_mechanism(mech, [0.0], [1.0], trials=1000, seed=1)
     advised = small.lower_bound.details["trials_for_violation"]
     assert small.verdict == "consistent" and 1000 < advised
@@ -94,3 +94,30 @@ def test_cli_takes_auto_and_counts_written_as_floats(capsys):
     assert data["lower_bound"]["auto"]["trials_drawn"] == 300_000
     assert main(["audit", "laplace", "--trials", "1e5", "--json", "--quiet"]) == 0
     assert json.loads(capsys.readouterr().out)["lower_bound"]["trials"] == 100_000
+
+
+def test_under_a_time_budget_the_first_round_is_sized_to_fit_it():
+    import time
+
+    from dpaudit.audit.audits.auto_trials import FIRST_ROUND, first_round
+
+    def draw(n):  # 0.1 ms a trial on each dataset
+        time.sleep(n * 1e-4)
+
+    assert first_round(draw, None) == FIRST_ROUND
+    assert 1000 <= first_round(draw, 2.0) <= 0.25 * 2.0 / 1e-4  # sleep overruns only make it smaller
+    assert first_round(draw, 1e-6) == 100
+
+
+def test_a_slow_mechanism_under_max_seconds_plays_a_small_first_round():
+    import time
+
+    def slow(data, rng):
+        start = time.perf_counter()
+        while time.perf_counter() - start < 5e-4:
+            pass
+        return float(np.sum(data) + rng.laplace())
+
+    res = audit_mechanism(blackbox(slow, epsilon=1.0, null_record=0.0), [0.0], [1.0], trials="auto", seed=0,
+                          budget=AutoBudget(max_seconds=2.0))
+    assert res.lower_bound.details["auto"]["rounds"][0]["trials"] <= 1000 and res.verdict == "consistent"

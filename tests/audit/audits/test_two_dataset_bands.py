@@ -64,7 +64,7 @@ def _tight(data, rng, size):
 
 
 def _false_certifications(fn, above: float, runs: int) -> int:
-    mech = blackbox(fn, epsilon=1.0, delta=1e-5)
+    mech = blackbox(fn, epsilon=1.0, null_record=0.0, delta=1e-5)
     return sum(audit_mechanism(mech, [0.0], [1.0], trials=2_000, seed=s, interval="bands").lower_bound.epsilon > above
                for s in range(runs))
 
@@ -98,7 +98,7 @@ def test_bands_reach_the_claim_region_and_name_the_test(name):
 
 
 def test_a_mechanism_with_too_little_noise_is_flagged():
-    mech = blackbox(lambda data, rng, size: np.sum(data) + rng.laplace(0.0, 1 / 3, size), epsilon=1.0)
+    mech = blackbox(lambda data, rng, size: np.sum(data) + rng.laplace(0.0, 1 / 3, size), epsilon=1.0, null_record=0.0)
     res = audit_mechanism(mech, [0.0], [1.0], trials=20_000, seed=0, interval="bands")
     assert res.verdict == "violation" and res.lower_bound.epsilon > 1.0
 
@@ -113,7 +113,7 @@ def test_results_match_on_rerun():
 def test_vector_and_complex_outputs_are_refused_in_one_sentence():
     for fn in (lambda data, rng, size: rng.normal(size=(size, 3)), lambda data, rng, size: rng.normal(size=size) + 1j):
         with pytest.raises(InvalidParameterError, match="needs scalar outputs"):
-            audit_mechanism(blackbox(fn, epsilon=1.0), [0.0], [1.0], trials=1_000, interval="bands")
+            audit_mechanism(blackbox(fn, epsilon=1.0, null_record=0.0), [0.0], [1.0], trials=1_000, interval="bands")
 
 
 def test_text_outputs_are_thresholded_through_their_codes():
@@ -135,7 +135,7 @@ def test_an_interrupted_bands_audit_keeps_what_was_counted():
             raise KeyboardInterrupt
         return np.sum(data) + rng.laplace(0.0, 1.0, size)
 
-    mech = blackbox(stops_later, epsilon=1.0)
+    mech = blackbox(stops_later, epsilon=1.0, null_record=0.0)
     with pytest.raises(AuditInterrupted) as info:
         audit_mechanism(mech, [0.0], [1.0], trials=2_000_000, seed=0, interval="bands")
     partial = info.value.result

@@ -29,7 +29,7 @@ def coin(data, rng):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_correct_scalar_function_is_not_flagged(seed):
-    mech = blackbox(laplace_sum(1.0), epsilon=1.0, name="user-laplace")
+    mech = blackbox(laplace_sum(1.0), epsilon=1.0, null_record=0.0, name="user-laplace")
     res = audit_mechanism(mech, [0.0], [1.0], trials=20_000, seed=seed)
     assert res.verdict == "consistent"
     assert 0.5 < res.lower_bound.epsilon <= 1.0
@@ -38,7 +38,7 @@ def test_correct_scalar_function_is_not_flagged(seed):
 @pytest.mark.parametrize("seed", [0, 1])
 def test_wrong_scalar_function_is_flagged(seed):
     # Laplace noise of scale 1/3 on a sensitivity-1 sum is 3-DP, not 1-DP.
-    mech = blackbox(laplace_sum(1 / 3), epsilon=1.0, name="user-laplace-too-little-noise")
+    mech = blackbox(laplace_sum(1 / 3), epsilon=1.0, null_record=0.0, name="user-laplace-too-little-noise")
     res = audit_mechanism(mech, [0.0], [1.0], trials=20_000, seed=seed)
     assert res.verdict == "violation"
     assert res.lower_bound.epsilon <= 3.0
@@ -47,13 +47,13 @@ def test_wrong_scalar_function_is_flagged(seed):
 def test_vector_function_with_size_is_batched_and_flagged():
     # N(0, I) noise on a vector moving by (1, 1, 1, 1) in every coordinate: ℓ2 shift 2, μ = 2 GDP,
     # whose ε at δ = 1e-5 is about 7.0, far above the claimed 1.
-    mech = blackbox(gaussian_vector, epsilon=1.0, delta=1e-5, name="user-vector")
+    mech = blackbox(gaussian_vector, epsilon=1.0, null_record=0.0, delta=1e-5, name="user-vector")
     res = audit_mechanism(mech, np.zeros((1, 4)), np.ones((1, 4)), trials=100_000, seed=0)
     assert res.verdict == "violation"
 
 
 def test_categorical_outputs_certify_close_to_log3():
-    mech = blackbox(coin, epsilon=np.log(3), name="coin")
+    mech = blackbox(coin, epsilon=np.log(3), name="coin", relation="replace-one")
     res = audit_mechanism(mech, [0], [1], trials=20_000, seed=0)
     assert res.verdict == "consistent"
     assert 0.8 * np.log(3) < res.lower_bound.epsilon <= np.log(3)
@@ -68,7 +68,7 @@ def test_categorical_outputs_certify_close_to_log3():
     ],
 )
 def test_broken_functions_give_one_sentence(fn, message):
-    mech = blackbox(fn, epsilon=1.0, name="broken")
+    mech = blackbox(fn, epsilon=1.0, null_record=0.0, name="broken")
     with pytest.raises(MechanismError, match=message) as info:
         audit_mechanism(mech, [0.0], [1.0], trials=1000, seed=0)
     assert "'broken'" in str(info.value)

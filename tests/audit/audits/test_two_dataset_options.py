@@ -62,7 +62,7 @@ def test_split_budget_caps_the_selection_in_elements():
 
 def test_audit_learns_the_output_size_and_screens_outputs_too_wide_for_the_selection(monkeypatch):
     monkeypatch.setattr(selection, "MAX_SELECTION_ELEMENTS", 20_000)
-    mech = blackbox(lambda data, rng, size: rng.laplace(0.0, 1.0, (size, 50)) + np.sum(data), epsilon=1.0,
+    mech = blackbox(lambda data, rng, size: rng.laplace(0.0, 1.0, (size, 50)) + np.sum(data), epsilon=1.0, null_record=0.0,
                     name="wide", default_pair=([0.0], [1.0]))
     details = audit_mechanism(mech, trials=10_000, seed=0).lower_bound.details
     wanted = split_budget(10_000)[0]

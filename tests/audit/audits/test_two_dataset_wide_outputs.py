@@ -24,7 +24,7 @@ def test_selection_is_not_capped_at_a_fixed_number_of_wide_outputs():
 
 @pytest.mark.parametrize("claim, verdict", [(0.2, "violation"), (1.0, "consistent")])
 def test_a_one_coordinate_leak_among_thirty_thousand_is_found(claim, verdict):
-    res = audit_mechanism(blackbox(one_leaking_coordinate, epsilon=claim), np.zeros(1), np.ones(1), trials=6000, seed=0)
+    res = audit_mechanism(blackbox(one_leaking_coordinate, epsilon=claim, null_record=0.0), np.zeros(1), np.ones(1), trials=6000, seed=0)
     assert res.verdict == verdict
     assert res.test.startswith(f"coordinate[{LEAK}]")
     assert LEAK in res.lower_bound.details["screening"]["coordinates"]
@@ -38,5 +38,5 @@ def spread_thin(data, rng, size):
 
 def test_a_leak_spread_thinly_over_every_coordinate_is_found_by_the_linear_score():
     # μ = 0.02·√30 000 ≈ 3.46-GDP, far from (1, 1e-5)-DP; one coordinate alone is 0.02-GDP.
-    res = audit_mechanism(blackbox(spread_thin, epsilon=1.0, delta=1e-5), np.zeros(1), np.ones(1), trials=6000, seed=0)
+    res = audit_mechanism(blackbox(spread_thin, epsilon=1.0, null_record=0.0, delta=1e-5), np.zeros(1), np.ones(1), trials=6000, seed=0)
     assert res.verdict == "violation" and res.test.startswith("screened linear score")

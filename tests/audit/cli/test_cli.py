@@ -32,7 +32,7 @@ def test_module_attr_claim_override(capsys, tmp_path, monkeypatch):
     (tmp_path / "usermech.py").write_text(
         "import numpy as np\nfrom mechanisms import blackbox\n"
         "def f(data, rng, size):\n    return np.sum(data) + rng.laplace(0, 0.5, size)\n"
-        "mech = blackbox(f, epsilon=2.0, default_pair=([0.0], [1.0]))\n"
+        "mech = blackbox(f, epsilon=2.0, null_record=0.0, default_pair=([0.0], [1.0]))\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     code, out, _ = run(capsys, "audit", "usermech:mech", "--epsilon", "1", "--trials", "100000", "--json")

@@ -27,9 +27,9 @@ def _hangs_late(data, rng, size):
         time.sleep(1000)
     return np.sum(data) + rng.laplace(0.0, 0.1, size)
 
-hangs = blackbox(_hangs, epsilon=1.0, default_pair=PAIR)
-hangs_late = blackbox(_hangs_late, epsilon=1.0, default_pair=PAIR)
-no_pair = blackbox(lambda data, rng: float(np.sum(data)), epsilon=1.0)
+hangs = blackbox(_hangs, epsilon=1.0, null_record=0.0, default_pair=PAIR)
+hangs_late = blackbox(_hangs_late, epsilon=1.0, null_record=0.0, default_pair=PAIR)
+no_pair = blackbox(lambda data, rng: float(np.sum(data)), epsilon=1.0, null_record=0.0)
 far_pair = blackbox(lambda data, rng, size: np.sum(data) + rng.laplace(0.0, 1.0, size), epsilon=1.0,
                     default_pair=([0] * 5, [1] * 5))
 '''
@@ -74,19 +74,22 @@ def test_param_on_a_mechanism_object_is_refused(capsys, user_module):
 
 
 def test_a_mechanism_on_the_global_generator_is_said_to_be_irreproducible():
-    legacy = blackbox(lambda data, rng, size: np.sum(data) + np.random.laplace(0.0, 1.0, size), epsilon=1.0)
+    legacy = blackbox(lambda data, rng, size: np.sum(data) + np.random.laplace(0.0, 1.0, size), epsilon=1.0, null_record=0.0)
     res = audit_mechanism(legacy, [0.0], [1.0], trials=10_000, seed=0)
     assert res.lower_bound.details["warning"] == GLOBAL_STREAMS_WARNING and "global random generator" in res.summary()
     assert "warning" not in audit_mechanism(get_mechanism("laplace"), trials=10_000, seed=0).lower_bound.details
 
 
-def test_canaries_take_the_width_of_a_users_records():
+def test_canaries_take_the_width_of_a_users_declared_records():
+    from dpaudit.mechanisms.records import VectorRecords
+
     def noisy_sum(data, rng):
         return np.asarray(data, float).sum(axis=0) + rng.normal(0.0, 1.0, 3)
 
     d1 = np.zeros((2, 3))
     d1[0, 0] = 1.0
-    mech = blackbox(noisy_sum, epsilon=1.0, delta=1e-5, default_pair=(np.zeros((2, 3)), d1))
+    mech = blackbox(noisy_sum, epsilon=1.0, null_record=0.0, delta=1e-5, default_pair=(np.zeros((2, 3)), d1),
+                    records=VectorRecords(width=3))
     assert audit_canaries(mech, game=MultiRun(200), canary="fixed", seed=0).lower_bound.epsilon >= 0.0
     with pytest.raises(InvalidParameterError, match="records of 3 numbers.*got dim=5"):
         audit_canaries(mech, game=MultiRun(200), canary="fixed", dim=5, seed=0)

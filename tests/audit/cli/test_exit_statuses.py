@@ -47,15 +47,15 @@ def _chatty(data, rng, size):
     print("debug: drawing", size)
     return np.sum(data) + rng.laplace(0.0, 1.0, size)
 
-bytes_out = blackbox(_bytes, epsilon=1.0, default_pair=PAIR)
-huge = blackbox(_huge, epsilon=1.0, default_pair=PAIR)
-exits = blackbox(_exits, epsilon=1.0, default_pair=PAIR)
-exits_nonzero = blackbox(_exits_nonzero, epsilon=1.0, default_pair=PAIR)
-narrows = blackbox(_narrows, epsilon=1.0, default_pair=PAIR)
-widens = blackbox(_widens, epsilon=1.0, default_pair=PAIR)
-complex_leak = blackbox(_complex_leak, epsilon=1.0, default_pair=PAIR)
-memory = blackbox(_memory, epsilon=1.0, default_pair=PAIR)
-chatty = blackbox(_chatty, epsilon=1.0, default_pair=PAIR)
+bytes_out = blackbox(_bytes, epsilon=1.0, null_record=0.0, default_pair=PAIR)
+huge = blackbox(_huge, epsilon=1.0, null_record=0.0, default_pair=PAIR)
+exits = blackbox(_exits, epsilon=1.0, null_record=0.0, default_pair=PAIR)
+exits_nonzero = blackbox(_exits_nonzero, epsilon=1.0, null_record=0.0, default_pair=PAIR)
+narrows = blackbox(_narrows, epsilon=1.0, null_record=0.0, default_pair=PAIR)
+widens = blackbox(_widens, epsilon=1.0, null_record=0.0, default_pair=PAIR)
+complex_leak = blackbox(_complex_leak, epsilon=1.0, null_record=0.0, default_pair=PAIR)
+memory = blackbox(_memory, epsilon=1.0, null_record=0.0, default_pair=PAIR)
+chatty = blackbox(_chatty, epsilon=1.0, null_record=0.0, default_pair=PAIR)
 '''
 
 
@@ -152,7 +152,7 @@ def test_a_narrower_batch_in_python_names_the_shapes():
         return rng.laplace(0.0, 1.0, (size, 3 if size < 50_000 else 2))
 
     with pytest.raises(MechanismError, match=r"shape \(2,\) on d0, where the first batch had \(3,\)"):
-        audit_mechanism(blackbox(narrows, epsilon=1.0), [0.0], [1.0], trials=200_000, seed=0)
+        audit_mechanism(blackbox(narrows, epsilon=1.0, null_record=0.0), [0.0], [1.0], trials=200_000, seed=0)
 
 
 def test_what_a_mechanism_prints_does_not_spoil_the_json(capsys, user_module):

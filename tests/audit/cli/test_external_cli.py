@@ -51,7 +51,7 @@ def test_bad_external_input_or_a_crash_is_one_sentence(capsys, argv, status, wor
 
 def test_the_pair_comes_from_d0_and_d1(capsys):
     code, out, _ = _run(capsys, "audit", "--command", f"{SERVE} {ROOT}/docs/examples/laplace.awk -v epsilon=1",
-                        "--epsilon", "1", "--d0", "[0, 0]", "--d1", "[0, 0.1]", "--json", *TRIALS)
+                        "--epsilon", "1", "--d0", "[0, 0]", "--d1", "[0, 0, 0.1]", "--json", *TRIALS)
     assert code == 0 and json.loads(out)["lower_bound"]["epsilon"] < 0.2  # a sum 0.1 apart, not the default pair 1 apart
     with pytest.raises(SystemExit):
         main(["audit", "laplace", "--d0", "not json"])

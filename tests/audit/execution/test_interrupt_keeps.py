@@ -20,7 +20,7 @@ def interrupted_laplace(stop_at_call: int):
             raise KeyboardInterrupt
         return np.sum(data) + rng.laplace(0.0, 1.0, size)
 
-    return blackbox(fn, epsilon=1.0, name="interrupted", default_pair=([0.0], [1.0]))
+    return blackbox(fn, epsilon=1.0, name="interrupted", default_pair=([0.0], [1.0]), null_record=0.0)
 
 
 def test_partial_result_uses_only_finished_chunks():
