@@ -19,18 +19,33 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Union
 
 import numpy as np
 from dpaudit.attacks.observations import Observations
-from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.base import Mechanism, not_neighbours
+from dpaudit.mechanisms.datasets import records_of_pair
 from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.neighbours import inserted_at
+from dpaudit.mechanisms.records import BoxRecords
 from dpaudit.mechanisms.validation import check_int, check_real
 
 if TYPE_CHECKING:
     from dpaudit.attacks.canary_scores import CanaryScorer
 
-__all__ = ["CanarySet", "category_canaries", "fresh_canary_game", "membership_game", "pair_canary", "sparse_canaries", "vector_canaries"]
+__all__ = [
+    "Canaries",
+    "CanarySet",
+    "PairCanary",
+    "box_canaries",
+    "category_canaries",
+    "fresh_canary_game",
+    "membership_game",
+    "pair_canary",
+    "require_neighbours",
+    "sparse_canaries",
+    "vector_canaries",
+]
 
 VECTOR, CATEGORY, RECORD = "vector", "category", "record"
 FIRST_CHUNK = 100
@@ -119,20 +134,109 @@ def category_canaries(m: int, *, bins: int, replace: bool = False) -> CanarySet:
     return CanarySet(CATEGORY, np.arange(m), np.zeros(0, dtype=int), absent)
 
 
-def pair_canary(d0: np.ndarray, d1: np.ndarray) -> CanarySet:
-    """Return the canary of a neighbouring pair: d1's differing record, d0's in its slot when out."""
-    a = np.asarray(d0).reshape(len(d0), -1)
-    b = np.asarray(d1).reshape(len(d1), -1)
-    changed = np.flatnonzero(np.any(a != b, axis=1))
-    if changed.size != 1:
-        raise InvalidParameterError(
-            f"A pair canary needs datasets differing in exactly one record; they differ in {changed.size}."
-        )
-    row = int(changed[0])
-    return CanarySet(RECORD, d1[row:row + 1], np.delete(d0, row, axis=0), d0[row:row + 1], row)
+def box_canaries(m: int, *, spec: BoxRecords, rng: np.random.Generator, replace: bool = False) -> CanarySet:
+    """Return m canaries at random corners of the box of `spec` (each entry `low` or `high`).
+
+    Every canary is a record the box declares. `replace` (replace-one): an
+    OUT canary's slot holds the opposite corner, the record farthest from
+    it. No base records (set `base` with dataclasses.replace).
+    """
+    m = check_int(m, "canaries", "box_canaries")
+    records = np.where(rng.random((m, spec.width)) < 0.5, spec.low, spec.high)
+    absent = spec.low + spec.high - records if replace else None
+    return CanarySet(VECTOR, records, np.zeros((0, spec.width)), absent)
 
 
-def _scores_on(mech: Mechanism, data: np.ndarray, count: int, canary: CanarySet,
+@dataclasses.dataclass(frozen=True, eq=False)
+class PairCanary:
+    """The canary of a neighbouring pair (d0, d1): a run is on d1 when the canary is in, on d0 when it is out.
+
+    The datasets reach the mechanism as given (arrays, data frames, dicts of
+    columns). `records` is d1's differing record and `absent` d0's in its
+    slot (None when d1 holds one record more), as arrays of numbers when
+    they are numbers (for the inner-product scorer), else None.
+    """
+
+    d0: Any
+    d1: Any
+    records: np.ndarray | None
+    absent: np.ndarray | None
+    kind: str = RECORD
+    size: int = 1
+
+    def dataset(self, included: Any) -> Any:
+        """Return d1 when the canary is included, else d0."""
+        return self.d1 if bool(np.asarray(included, dtype=bool).reshape(-1)[0]) else self.d0
+
+
+def pair_canary(d0: Any, d1: Any) -> PairCanary:
+    """Return the canary of the neighbouring pair (d0, d1): one record replaced, or one record more in either.
+
+    Raises:
+        InvalidParameterError: when the datasets do not differ in exactly one record.
+    """
+    a, b = records_of_pair(d0, d1)
+    if len(a) == len(b):
+        changed = np.flatnonzero(~_same_records(a, b))
+        if changed.size != 1:
+            raise InvalidParameterError(
+                f"A pair canary needs datasets differing in exactly one record; they differ in {changed.size}."
+            )
+        return PairCanary(d0, d1, _numbers(b[changed]), _numbers(a[changed]))
+    long, short = (b, a) if len(b) > len(a) else (a, b)
+    at = inserted_at(long, short) if len(long) == len(short) + 1 else None
+    if at is None:
+        raise InvalidParameterError("A pair canary needs one dataset to be the other with one record added or removed.")
+    if long is a:
+        return PairCanary(d1, d0, _numbers(a[at:at + 1]), None)
+    return PairCanary(d0, d1, _numbers(b[at:at + 1]), None)
+
+
+def _same_records(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    width = int(np.prod(a.shape[1:], dtype=int))
+    return np.all(a.reshape(len(a), width) == b.reshape(len(b), width), axis=1)
+
+
+def _numbers(record: np.ndarray) -> np.ndarray | None:
+    """Return a record as floats, or None when it is not made of numbers."""
+    try:
+        return np.asarray(record, dtype=float)
+    except (TypeError, ValueError):
+        return None
+
+
+Canaries = Union[CanarySet, PairCanary]
+"""What a membership game inserts: canaries dpaudit made, or the differing record of a pair."""
+
+
+def require_neighbours(mech: Mechanism, canaries: Canaries, included: Any, *, remedy: str) -> None:
+    """Raise unless, for every canary, the datasets with and without it (the others as `included`) are neighbours for `mech`.
+
+    Run before any trial, so that a game never audits datasets outside the
+    mechanism's claim (`dpaudit.mechanisms.base.not_neighbours`: its own
+    check, or its relation's definition with its null record).
+
+    Raises:
+        InvalidParameterError: naming the first canary whose datasets are not neighbours, and `remedy`.
+    """
+    mask = np.asarray(included, dtype=bool).reshape(-1)
+    for i in range(canaries.size):
+        with_it, without = mask.copy(), mask.copy()
+        with_it[i], without[i] = True, False
+        reason = not_neighbours(mech, *records_of_pair(canaries.dataset(with_it), canaries.dataset(without)))
+        if reason:
+            which = "the canary" if canaries.size == 1 else f"canary {i}"
+            raise InvalidParameterError(
+                f"dpaudit cannot play this game on '{mech.name}': the datasets with and without {which} are not "
+                f"neighbours for it ({reason}); {remedy}."
+            )
+
+
+REMEDY = "declare the records it takes (blackbox(..., records=...)), or play its default pair (canary='pair')"
+"""What a refused canary game suggests."""
+
+
+def _scores_on(mech: Mechanism, data: Any, count: int, canary: Canaries,
                scorer: CanaryScorer, rng: np.random.Generator) -> np.ndarray:
     """Return the first canary's scores in `count` outputs on `data`, drawn in chunks of bounded size."""
     scores, done, chunk = [], 0, FIRST_CHUNK
@@ -147,18 +251,22 @@ def _scores_on(mech: Mechanism, data: np.ndarray, count: int, canary: CanarySet,
 
 
 def membership_game(
-    mech: Mechanism, canary: CanarySet, *, runs: int, scorer: CanaryScorer, rng: np.random.Generator
+    mech: Mechanism, canary: Canaries, *, runs: int, scorer: CanaryScorer, rng: np.random.Generator,
+    remedy: str = REMEDY,
 ) -> Observations:
-    """Return the Observations of R runs, each with `canary` in with probability 1/2.
+    """Return the Observations of R runs, each with `canary` in with probability 1/2 (a fair coin per run).
 
-    One canary, so only two datasets: the runs with it are drawn in one
-    vectorized batch, the runs without it in another (in chunks of bounded
-    memory). Sound input for the threshold and GDP estimators: the runs are
-    independent (Jagielski, Ullman, Oprea, NeurIPS 2020).
+    One canary, so only two datasets, checked to be neighbours for `mech`
+    before any run (`require_neighbours`; refused naming `remedy`): the
+    runs with it are drawn in one vectorized batch, the runs without it in
+    another (in chunks of bounded memory). Sound input for the threshold and
+    GDP estimators: the runs are independent (Jagielski, Ullman, Oprea,
+    NeurIPS 2020).
     """
     runs = check_int(runs, "runs", "membership_game", low=2)
     if canary.size != 1:
         raise InvalidParameterError(f"membership_game takes one canary; got {canary.size}.")
+    require_neighbours(mech, canary, [True], remedy=remedy)
     truth = rng.random(runs) < 0.5
     scores = np.empty(runs)
     for member in (True, False):
@@ -170,21 +278,23 @@ def membership_game(
 
 def fresh_canary_game(
     mech: Mechanism, make_canary: Callable[[np.random.Generator], CanarySet], *, runs: int,
-    scorer: CanaryScorer, rng: np.random.Generator,
+    scorer: CanaryScorer, rng: np.random.Generator, remedy: str = REMEDY,
 ) -> Observations:
     """Return the Observations of R runs, each with a fresh canary `make_canary(rng)` in with probability 1/2.
 
     Every run has its own dataset, so the mechanism is called once per run (a
-    loop over runs: a black box cannot batch different datasets). Runs are
-    independent and identically distributed, so the estimators' assumptions
-    hold; the bound is about the canary distribution's average, which DP
-    bounds canary by canary.
+    loop over runs: a black box cannot batch different datasets); each
+    run's two datasets are checked to be neighbours for `mech` before it is
+    played (`require_neighbours`). Runs are independent and identically
+    distributed, so the estimators' assumptions hold; the bound is about the
+    canary distribution's average, which DP bounds canary by canary.
     """
     runs = check_int(runs, "runs", "fresh_canary_game", low=2)
     truth = rng.random(runs) < 0.5
     scores = np.empty(runs)
     for run in range(runs):
         canary = make_canary(rng)
+        require_neighbours(mech, canary, [True], remedy=remedy)
         output = mech.sample(canary.dataset([truth[run]]), 1, rng)
         scores[run] = scorer.score(output, canary)[0, 0]
     return Observations(scores=scores, truth=truth)

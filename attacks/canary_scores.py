@@ -16,7 +16,7 @@ import dataclasses
 from typing import Protocol
 
 import numpy as np
-from dpaudit.attacks.canary import CATEGORY, CanarySet
+from dpaudit.attacks.canary import CATEGORY, Canaries
 from dpaudit.mechanisms.errors import InvalidParameterError
 
 __all__ = ["CanaryScorer", "InnerProduct", "OutputStatistic", "scorer_by_name"]
@@ -29,7 +29,7 @@ class CanaryScorer(Protocol):
 
     name: str
 
-    def score(self, outputs: np.ndarray, canaries: CanarySet) -> np.ndarray:
+    def score(self, outputs: np.ndarray, canaries: Canaries) -> np.ndarray:
         """Return the (runs, m) scores of the m canaries in each run's output."""
 
 
@@ -46,8 +46,11 @@ class InnerProduct:
 
     name: str = "inner-product"
 
-    def score(self, outputs: np.ndarray, canaries: CanarySet) -> np.ndarray:
+    def score(self, outputs: np.ndarray, canaries: Canaries) -> np.ndarray:
         """Return (runs, m) scores; sound for any output, powerful when a canary shifts the output along itself.
+
+        Inputs: the outputs, and the canary records (and OUT records) fixed
+        before the game; never which canaries are in.
 
         Under replace-one the OUT record is subtracted: ⟨output, canary − absent⟩,
         or count[canary] − count[absent] for categories.
@@ -56,6 +59,11 @@ class InnerProduct:
         if canaries.kind == CATEGORY:
             return _gather(out, canaries.records) - (
                 0.0 if canaries.absent is None else _gather(out, canaries.absent))
+        if canaries.records is None:
+            raise InvalidParameterError(
+                "The inner-product scorer needs canary records made of numbers; the pair's differing record is not "
+                "(score the pair with OutputStatistic, the black-box score)."
+            )
         directions = np.asarray(canaries.records, dtype=float).reshape(canaries.size, -1)
         if canaries.absent is not None:
             directions = directions - np.asarray(canaries.absent, dtype=float).reshape(canaries.size, -1)
@@ -94,8 +102,8 @@ class OutputStatistic:
         """Return the label used in reports."""
         return f"black-box-{self.statistic}"
 
-    def score(self, outputs: np.ndarray, canaries: CanarySet) -> np.ndarray:
-        """Return (runs, m) scores: the run's statistic repeated for each of its m canaries."""
+    def score(self, outputs: np.ndarray, canaries: Canaries) -> np.ndarray:
+        """Return (runs, m) scores: the run's statistic repeated for each of its m canaries (inputs: the outputs alone)."""
         out = _matrix(outputs)
         if self.statistic == "sum":
             stat = out.sum(axis=1)

@@ -24,7 +24,11 @@ MIN_RUNS = 4
 
 @dataclasses.dataclass(frozen=True)
 class MultiRun:
-    """R independent runs, each with the canary or without it (half and half, by a seeded permutation).
+    """R independent runs, each with the canary with probability ½ (a fair coin per run, drawn before the run).
+
+    dpaudit's DP-SGD game with one canary fixes ⌊R/2⌋ of the runs by a
+    seeded permutation instead; either way a run's membership is decided
+    before it is played, independently of its outcome.
 
     Attributes:
         runs: the number R of runs (at least 4; an audit may ask for more).

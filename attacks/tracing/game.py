@@ -37,6 +37,8 @@ from dpaudit.mechanisms.validation import check_int
 
 __all__ = ["TracingScorer", "tracing_game"]
 
+REMEDY = "tracing plays datasets of n rows of ±1; audit a mechanism whose claim covers such datasets"
+
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class TracingScorer:
@@ -100,10 +102,10 @@ def tracing_game(
     relation = mech.claim.relation
     if slots is not None:
         canaries = _tracing_slots(biases, rows=rows, slots=slots, relation=relation, rng=rng)
-        return one_run_game(mech, canaries, scorer=scorer, rng=rng)
+        return one_run_game(mech, canaries, scorer=scorer, rng=rng, remedy=REMEDY)
     if fresh_data:
         def make(stream: np.random.Generator) -> CanarySet:
             return _tracing_slots(biases, rows=rows, slots=1, relation=relation, rng=stream)
-        return fresh_canary_game(mech, make, runs=runs, scorer=scorer, rng=rng)
+        return fresh_canary_game(mech, make, runs=runs, scorer=scorer, rng=rng, remedy=REMEDY)
     canary = _tracing_slots(biases, rows=rows, slots=1, relation=relation, rng=rng)
-    return membership_game(mech, canary, runs=runs, scorer=scorer, rng=rng)
+    return membership_game(mech, canary, runs=runs, scorer=scorer, rng=rng, remedy=REMEDY)

@@ -15,6 +15,7 @@ import dataclasses
 import numpy as np
 from dpaudit.attacks.canary import (
     CanarySet,
+    box_canaries,
     category_canaries,
     fresh_canary_game,
     membership_game,
@@ -32,6 +33,7 @@ from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation, check_pair
 from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.mechanisms.records import BoxRecords, CategoryRecords, VectorRecords
 from dpaudit.mechanisms.validation import check_int
 
 __all__ = ["CANARY_MODES", "DEFAULT_DIM", "audit_canaries", "audit_scores", "mechanism_subject"]
@@ -43,52 +45,57 @@ DEFAULT_CANARIES = 1000
 
 
 def _canary_design(mech: Mechanism, m: int, *, dim: int | None, norm: float | None, rng: np.random.Generator) -> CanarySet:
-    """Return m canaries fitting the records of `mech` (judged from its default pair and params).
+    """Return m canaries made from the records `mech` declares (`Mechanism.records`).
 
-    Category records (1-D integers, a `bins` parameter): one category per
-    canary. Vector records (2-D numeric datasets, or no default pair at all):
-    random ±norm/√dim vectors, or ±norm·e_i when the mechanism clips in ℓ1
-    (`dim`; for a user's mechanism the width of its default pair's
-    records, which a different `dim` may not contradict)
-    (`clip_norm` = "l1"); norm defaults to the mechanism's `clip` (else 1);
-    BASE_RECORDS null (zero) records are in every run, so that mechanisms
-    whose noise depends on the dataset's size see a realistic one.
-    Under replace-one an OUT canary's slot holds its negation (vectors) or a
-    spare category.
+    `CategoryRecords`: one category per canary. `VectorRecords`: random
+    ±norm/√dim vectors, or ±norm·e_i for ℓ1 clipping (`order` 1), of the
+    declared width (else `dim`, default DEFAULT_DIM) and norm (else the
+    declared one). `BoxRecords`: random corners of the box. Vector and box
+    designs keep BASE_RECORDS records (null vectors; the box's lower corner)
+    in every run, so that mechanisms whose noise depends on the dataset's
+    size see a realistic one. Under replace-one an OUT canary's slot holds
+    its negation, the opposite corner, or a spare category. The games then
+    check every dataset against the mechanism's neighbour check before any run.
+
+    Raises:
+        InvalidParameterError: when `mech` declares no records, or `dim`/`norm` contradict them.
     """
-    replace = mech.claim.relation is Relation.REPLACE_ONE
-    sample = None if mech.default_pair is None else np.asarray(mech.default_pair[0])
-    if sample is not None and sample.ndim == 1 and np.issubdtype(sample.dtype, np.integer) and "bins" in mech.params:
-        return category_canaries(m, bins=int(mech.params["bins"]), replace=replace)
-    if sample is None or (sample.ndim == 2 and np.issubdtype(sample.dtype, np.number)):
-        size = float(mech.params.get("clip", 1.0)) if norm is None else norm
-        make = sparse_canaries if mech.params.get("clip_norm") == "l1" else vector_canaries
-        design = make(m, dim=_record_width(mech, sample, dim), norm=size, rng=rng, replace=replace)
+    spec, replace = mech.records, mech.claim.relation is Relation.REPLACE_ONE
+    if isinstance(spec, CategoryRecords):
+        return category_canaries(m, bins=spec.count, replace=replace)
+    if isinstance(spec, BoxRecords):
+        if norm is not None or (dim is not None and dim != spec.width):
+            raise InvalidParameterError(
+                f"Mechanism '{mech.name}' takes records of {spec.width} numbers in [{spec.low:g}, {spec.high:g}]; "
+                "its canaries are corners of that box, so neither dim nor norm can be chosen."
+            )
+        design = box_canaries(m, spec=spec, rng=rng, replace=replace)
+        return dataclasses.replace(design, base=np.full((BASE_RECORDS, spec.width), spec.low))
+    if isinstance(spec, VectorRecords):
+        make = sparse_canaries if spec.order == 1 else vector_canaries
+        design = make(m, dim=_record_width(mech, spec, dim), norm=spec.norm if norm is None else norm, rng=rng, replace=replace)
         return dataclasses.replace(design, base=np.zeros((BASE_RECORDS, design.records.shape[1])))
     raise InvalidParameterError(
-        f"Mechanism '{mech.name}' takes neither vector nor category records, so dpaudit cannot make "
-        "canaries for it; use the multi-run game on its neighbouring pair (canary='pair')."
+        f"Mechanism '{mech.name}' declares no records, so dpaudit cannot make canaries that its claim is about: "
+        "declare them (blackbox(..., records=BoxRecords(low, high)), VectorRecords or CategoryRecords), "
+        "or play its default pair (canary='pair')."
     )
 
 
-def _record_width(mech: Mechanism, sample: np.ndarray | None, dim: int | None) -> int:
-    """Return the canaries' dimension: for a user's mechanism the width of its default pair's records, else `dim` or DEFAULT_DIM.
-
-    Built-ins take vectors of any width (their default pairs are examples).
-    """
-    if sample is None or mech.buggy is not None:
+def _record_width(mech: Mechanism, spec: VectorRecords, dim: int | None) -> int:
+    """Return the canaries' dimension: the declared width, else `dim`, else DEFAULT_DIM."""
+    if spec.width is None:
         return DEFAULT_DIM if dim is None else dim
-    width = int(sample.shape[1])
-    if dim is not None and dim != width:
+    if dim is not None and dim != spec.width:
         raise InvalidParameterError(
-            f"Mechanism '{mech.name}' takes records of {width} numbers, so canaries have dimension {width}; got dim={dim}."
+            f"Mechanism '{mech.name}' takes records of {spec.width} numbers, so canaries have dimension {spec.width}; got dim={dim}."
         )
-    return width
+    return spec.width
 
 
 def _multi_run_observations(mech, mode, runs, scorer, dim, norm, canary_rng, game_rng):
     if mode == "auto":
-        mode = "fixed" if _has_design(mech) else "pair"
+        mode = "pair" if mech.records is None else "fixed"
     if mode == "pair":
         if mech.default_pair is None:
             raise InvalidParameterError(f"Mechanism '{mech.name}' has no default neighbouring pair to play on.")
@@ -104,14 +111,6 @@ def _multi_run_observations(mech, mode, runs, scorer, dim, norm, canary_rng, gam
             return _canary_design(mech, 1, dim=dim, norm=norm, rng=rng)
         return fresh_canary_game(mech, make, runs=runs, scorer=chosen, rng=game_rng), chosen
     raise InvalidParameterError(f"The canary mode must be one of {', '.join(CANARY_MODES)}; got {mode!r} instead.")
-
-
-def _has_design(mech: Mechanism) -> bool:
-    try:
-        _canary_design(mech, 1, dim=None, norm=None, rng=np.random.default_rng(0))
-    except InvalidParameterError:
-        return False
-    return True
 
 
 def mechanism_subject(mech: Mechanism) -> Subject:

@@ -37,3 +37,16 @@ def test_bad_games_are_refused_with_one_sentence(make, message):
 
 def test_games_are_found_by_their_names():
     assert game_from_name("multi-run") is MultiRun and game_from_name("one-run") is OneRun
+
+
+def test_a_multi_run_canary_game_draws_each_runs_membership_by_a_fair_coin():
+    import numpy as np
+    from dpaudit.attacks.canary import membership_game, pair_canary
+    from dpaudit.attacks.canary_scores import OutputStatistic
+    from dpaudit.mechanisms import blackbox
+
+    mech = blackbox(lambda d, rng, size: rng.normal(size=size), epsilon=1.0)
+    canary = pair_canary([0.0], [0.0, 1.0])
+    counts = [membership_game(mech, canary, runs=400, scorer=OutputStatistic(), rng=np.random.default_rng(s)).n_in
+              for s in range(40)]
+    assert len(set(counts)) > 5 and abs(np.mean(counts) - 200) < 4 * 10 / np.sqrt(40)  # Binomial(400, ½): sd 10

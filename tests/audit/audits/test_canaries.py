@@ -9,6 +9,7 @@ from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.estimators.one_run.rules import GUESS_FRACTIONS, default_errors_allowed, default_guess_counts
 from dpaudit.mechanisms import InvalidParameterError, blackbox, get_mechanism
 from dpaudit.mechanisms.canary_targets import canary_gaussian_sum
+from dpaudit.mechanisms.records import VectorRecords
 from scipy.stats import binom
 
 SEEDS = 200
@@ -19,7 +20,7 @@ def _ignores_input(data, rng, size=1):
     return rng.normal(size=(size, 64))
 
 
-NULL = blackbox(_ignores_input, epsilon=1.0, delta=1e-5, name="ignores-input")
+NULL = blackbox(_ignores_input, epsilon=1.0, delta=1e-5, name="ignores-input", records=VectorRecords(width=64))
 
 
 def _max_false_positives(n: int, beta: float) -> int:
@@ -116,7 +117,7 @@ def test_same_seed_same_result_and_bad_input_is_refused():
         audit_canaries(get_mechanism("canary_histogram", bins=500), game=OneRun(100), bound=Bound("one-run-fdp"))
     with pytest.raises(InvalidParameterError, match="estimator"):
         audit_canaries(mech, game=MultiRun(100), bound=Bound("oracle"))
-    with pytest.raises(InvalidParameterError, match="neither vector nor category"):
+    with pytest.raises(InvalidParameterError, match="declares no records"):
         audit_canaries(get_mechanism("laplace"), game=OneRun(100))
 
 
