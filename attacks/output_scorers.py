@@ -34,7 +34,12 @@ def _low_bits_keys(outputs: np.ndarray, bits: int) -> np.ndarray:
 
 
 class Scorer(Protocol):
-    """What a distinguishing test needs: a name and a vectorized score."""
+    """What a distinguishing test needs: a name and a vectorized score.
+
+    Inputs of every scorer: the outputs scored, and what it was fitted on,
+    the selection split's outputs, drawn before the held-out outputs whose
+    errors are counted; never which dataset a held-out output came from.
+    """
 
     name: str
 
@@ -50,6 +55,7 @@ class Coordinate:
     name: str = "value"
 
     def score(self, outputs: np.ndarray) -> np.ndarray:
+        """Return the coordinate of each output (inputs: the outputs alone)."""
         return as_matrix(outputs)[:, self.index]
 
 

@@ -33,7 +33,8 @@ def data_gradient_moments(thetas: np.ndarray, directions: np.ndarray, *, model: 
     """Return the (T, m) mean and variance of the data's clipped gradient sum along each unit direction at each θ_t.
 
     `thetas` are θ₀ … θ_{T−1} ((T, P)), `directions` the canaries' unit
-    directions ((m, P)). The variance is summed coordinate by coordinate,
+    directions ((m, P)). Inputs: the released iterates, and the canaries,
+    model, data (without canaries) and settings, fixed before the game. The variance is summed coordinate by coordinate,
     q(1 − q)·Σ_k u_k² Σ_i c_ik²: exact for Dirac directions, the covariances
     between coordinates left out otherwise. Directions that no example's
     gradient touches at θ₀ are taken to stay untouched, and when none is

@@ -45,7 +45,9 @@ def white_box_scores(iterates: np.ndarray, canaries: DPSGDCanaries, *, model: Fl
     trainer's expected batch q·n), `sample_rate` is q. With the training
     `data`, a gradient canary's projections are taken net of the data's
     predicted part and their scale widened by its sampling variance
-    (`data_gradients`).
+    (`data_gradients`). Inputs: the iterates (the release), and the
+    canaries, model, settings, `sum_scale` (n counts the data without
+    canaries) and data, all fixed before the game.
     """
     sums = (iterates[:-1] - iterates[1:]).astype(np.float64) * sum_scale
     scale = config.noise_multiplier * config.clip_norm
@@ -103,6 +105,7 @@ def black_box_scores(theta0: np.ndarray | None, final: np.ndarray, canaries: DPS
     Dirac canaries: the displacement ⟨θ₀ − θ_T, u⟩ along the canary's
     direction u. Input canaries: −loss(θ_T) ("loss") or loss(θ₀) − loss(θ_T)
     ("loss-difference"), with `losses(params, x, y)` the per-example losses.
+    Inputs: θ_T (the release), θ₀ and the canaries, fixed before the game.
     """
     if canaries.gradients is not None:
         directions = canaries.gradients / np.linalg.norm(canaries.gradients, axis=1, keepdims=True)

@@ -40,7 +40,11 @@ def user_white_box_scores(iterates: np.ndarray, canaries: DPSGDCanaries, *, loss
                           settings: StepSettings | None, rows: int) -> np.ndarray:
     """Return each canary's white-box score from the iterates θ₀ … θ_T ((T + 1, P)) of a user's training run.
 
-    `rows` is the number of rows the training function was given (n in B = q·n).
+    Inputs: the run's release (its iterates) and what was fixed before the
+    game: the canaries, the user's `losses`, the stated `settings` and
+    `rows`, the rows of the data the audit trains on without the canaries
+    (n in B = q·n when no batch size is stated). Nothing that depends on
+    which canaries joined the run.
     """
     if len(iterates) < 2:
         raise MechanismError("A white-box audit needs every step's parameters: train(x, y, rng) returned one row.")

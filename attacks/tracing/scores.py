@@ -50,6 +50,10 @@ class TracingScore:
     def matrix(self, releases: np.ndarray, candidates: np.ndarray) -> np.ndarray:
         """Return the R × m scores of m candidate rows in each of R releases.
 
+        Inputs: the releases, the candidate rows and the score's centre and
+        weights, all fixed before the game (population biases or reference
+        rows drawn apart); never which candidates are members.
+
         Candidates (int8 or float) are converted block by block, so m × d may be
         large (10⁴ × 10⁴ int8 rows need about 100 MB beside 32 MB blocks).
         """

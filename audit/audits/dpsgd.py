@@ -32,6 +32,7 @@ from dpaudit.attacks.games import Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.audits.membership import Played, Subject, run_membership_audit
 from dpaudit.audit.estimators.certify import Bound
+from dpaudit.audit.execution.fingerprint import fingerprint
 from dpaudit.audit.execution.progress import trial_progress
 from dpaudit.audit.execution.run_store import RunStore
 from dpaudit.audit.execution.runs import Execution, run_each
@@ -135,6 +136,9 @@ def audit_dpsgd(
                  "canary": canary, "dirac_target": dirac_target, "threat": threat, "score": scorer,
                  "one_run": one_run, "runs": 1 if one_run else game.runs, "canaries": m, "seed": seed,
                  **({"dataset": dataset} if trained_on else {})}
+        data = resolve_trainer(config, runner).data
+        setup["fingerprint"] = fingerprint(setup=setup, target=_identity(target, config), canaries=made,
+                                           trained_on=(data.x, data.y), game=game)
         nonlocal store
         store = RunStore(execution.out, setup, resume=execution.resume) if execution.out else None
         if one_run:
@@ -167,12 +171,14 @@ def _game(game: Game | None, runs: int | None, owner: str) -> Game:
 
 def _check_dataset(dataset: Any, target: Any, owner: str) -> None:
     """Raise unless `dataset` is "user", "canaries" or an int ≥ 1, and "user" unless the target is a `UserTrainer`."""
-    if dataset in DATASET_CHOICES:
-        ok = dataset == USER_DATA or isinstance(target, UserTrainer)
-    else:
-        check_int(dataset, "dataset", owner)
-        ok = isinstance(target, UserTrainer)
-    if not ok:
+    valid = dataset in DATASET_CHOICES or (isinstance(dataset, int) and not isinstance(dataset, bool) and dataset >= 1)
+    if not valid:
+        raise InvalidParameterError(
+            f"The 'dataset' parameter of {owner} (--data for a module:attr target) picks what a UserTrainer trains on: "
+            f"'{USER_DATA}' (its data), '{CANARIES_ONLY}' (the canaries alone) or an int k ≥ 1 (k of its rows); "
+            f"got {dataset!r} instead."
+        )
+    if dataset != USER_DATA and not isinstance(target, UserTrainer):
         raise InvalidParameterError(
             "The dataset option picks what a UserTrainer trains on; dpaudit's trainer and Opacus train on DPSGDConfig(data=...)."
         )
@@ -189,6 +195,15 @@ def _dataset(target: UserTrainer, dataset: str | int, rng: np.random.Generator) 
     return target.on_rows(rows), {"dataset": f"{dataset} of the user's {n} rows (drawn from the seed)"}
 
 
+def _identity(target: str | UserTrainer, config: DPSGDConfig) -> Any:
+    """Return what identifies the target for a run store's fingerprint: a trainer's name and settings, or a user's code and data."""
+    if isinstance(target, str):
+        return {"target": target, "config": config.to_dict()}
+    data = target.user_data
+    return {"name": target.name, "train": target.train_fn, "losses": target.losses_fn, "x": data.x, "y": data.y,
+            "claim": target.claim, "event": target.event, "settings": target.settings}
+
+
 def _magnitudes(made: Any) -> dict[str, Any]:
     """Return the crafted canaries' magnitudes for the result, when chosen to reach the clip norm."""
     return {} if made.magnitudes is None else {"canary_magnitudes": [float(a) for a in made.magnitudes]}
@@ -198,6 +213,11 @@ def _check_choices(target: Any, threat: str, canary: str, config: DPSGDConfig) -
     if threat not in THREATS:
         raise InvalidParameterError(f"The threat model must be one of {', '.join(THREATS)}; got {threat!r} instead.")
     if isinstance(target, UserTrainer):
+        if target.claim.relation is not Relation.ADD_REMOVE:
+            raise InvalidParameterError(
+                f"The DP-SGD games add a canary to {target.name}'s data or leave it out, an add-remove step, and its "
+                "claim is about replace-one neighbours, which says nothing of such pairs: state an add-remove claim."
+            )
         return
     if target not in TARGETS:
         raise InvalidParameterError(

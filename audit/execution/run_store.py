@@ -1,10 +1,14 @@
 """A results folder that keeps every finished training run, so an interrupted audit resumes losing nothing.
 
-`setup.json` records what the runs are (settings and seed); `runs.jsonl` gets
-one line per finished run, written and flushed to disk as the run ends. A
-line cut short by a hard kill is dropped on reopening, and that run is
-played again from its own seed, so a resumed audit ends with exactly the
-records an uninterrupted one would have.
+`setup.json` records what the runs are (settings and seed, and under
+"fingerprint" a digest of everything that determines them: target, code,
+data, configuration, claim, canaries, dataset, game and seed;
+`dpaudit.audit.execution.fingerprint`); `runs.jsonl` gets one line per
+finished run, written and flushed to disk as the run ends. A resume whose
+setup differs is refused before anything is written, so a folder never
+mixes the runs of two audits. A line cut short by a hard kill is dropped on
+reopening, and that run is played again from its own seed, so a resumed
+audit ends with exactly the records an uninterrupted one would have.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from dpaudit.mechanisms.errors import InvalidParameterError
 
 __all__ = ["RunStore"]
 
-SETUP, RUNS = "setup.json", "runs.jsonl"
+SETUP, RUNS, FINGERPRINT = "setup.json", "runs.jsonl", "fingerprint"
 
 
 class RunStore:
@@ -45,9 +49,11 @@ class RunStore:
         saved = json.loads((self.path / SETUP).read_text())
         changed = sorted(k for k in set(saved) | set(self.setup) if saved.get(k) != self.setup.get(k))
         if changed:
+            named = [k for k in changed if k != FINGERPRINT]
+            what = f"{', '.join(named)} differ" if named else "the target's code, data, claim or canaries differ"
             raise InvalidParameterError(
-                f"The results folder {self.path} holds runs of other settings ({', '.join(changed)} differ); "
-                "resume with the same settings or choose another folder."
+                f"The results folder {self.path} holds runs of another audit ({what}); "
+                "resume with the same audit or choose another folder."
             )
         _drop_partial_line(runs)
 

@@ -3,7 +3,7 @@
 `make_train(sigma=..., bug=...)` returns `train(x, y, rng)` releasing every
 step's parameters (θ₀ first), or the final ones with `iterates=False`.
 Parameters are the flat (64·10 weights, 10 biases) vector; the update is
-θ ← θ − lr·(Σ clipped + N(0, σ²C²I))/(q·n). Bugs: "noise-unscaled" (noise σ
+θ ← θ − lr·(Σ clipped + N(0, σ²C²I))/(q·n), or over a fixed `batch`. Bugs: "noise-unscaled" (noise σ
 instead of σ·C), "bias-unclipped" (biases left out of clipping),
 "no-clipping", "double-rate" (rows sampled at 2q, accounted at q).
 
@@ -40,8 +40,8 @@ def _clip(g: np.ndarray, clip: float) -> np.ndarray:
 
 
 def make_train(*, sigma: float, clip: float = 1.0, rate: float = 0.1, steps: int = 50, lr: float = 0.5,
-               bug: str | None = None, iterates: bool = True):
-    """Return a user's DP-SGD training function with these settings (and `bug`)."""
+               bug: str | None = None, iterates: bool = True, batch: float | None = None):
+    """Return a user's DP-SGD training function with these settings (and `bug`); it divides by `batch`, else q·n."""
     def train(x, y, rng):
         x, n = np.asarray(x, dtype=np.float64), len(y)
         theta = np.zeros(SIZE)
@@ -56,7 +56,7 @@ def make_train(*, sigma: float, clip: float = 1.0, rate: float = 0.1, steps: int
             elif bug != "no-clipping":
                 g = _clip(g, clip)
             noise = rng.normal(0.0, sigma if bug == "noise-unscaled" else sigma * clip, SIZE)
-            theta = theta - lr * (g.sum(axis=0) + noise) / (rate * n)
+            theta = theta - lr * (g.sum(axis=0) + noise) / (batch or rate * n)
             out.append(theta)
         return np.array(out) if iterates else theta
     return train

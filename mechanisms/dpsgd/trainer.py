@@ -48,8 +48,9 @@ class Insertions:
 class Trajectory:
     """What a run releases: the iterates θ₀ … θ_T (only the last when `keep_iterates` was False), as numpy.
 
-    A user's training function also tells how many rows it was given and,
-    when stated or read from its optimizer, the settings of its steps.
+    A user's training function also tells how many rows of data the audit
+    gave it besides the canaries (a number fixed before the game) and, when
+    stated or read from its optimizer, the settings of its steps.
     """
 
     iterates: np.ndarray

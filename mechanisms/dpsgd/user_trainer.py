@@ -16,9 +16,11 @@ training function must treat them as any other row. Dirac gradient canaries
 need the two lines of `dpaudit.mechanisms.dpsgd.hook` in an Opacus loop.
 
 State your step settings (`clip_norm`, `noise_multiplier`, `sample_rate`,
-`learning_rate`, all four, for θ ← θ − lr·(Σ clip_C(g) + N(0, σ²C²I))/(q·n))
-and the white-box score is each step's likelihood ratio, and crafted
-canaries reach your clip norm; without them the score needs no setting and
+`learning_rate`, all four, for θ ← θ − lr·(Σ clip_C(g) + N(0, σ²C²I))/B,
+with B your `batch_size` or else q·n, n the rows of the data the audit
+trains on, canaries not counted: a normaliser fixed before the game, never
+one that counts the canaries of a run) and the white-box score is each
+step's likelihood ratio, and crafted canaries reach your clip norm; without them the score needs no setting and
 the canaries form a ladder of gradient norms. The audit is sound whatever
 the function does or states; the claim is yours, and dpaudit computes an
 upper bound only when you pass the `event` your proof accounts.
@@ -55,7 +57,7 @@ class UserTrainer:
     def __init__(self, *, train: Callable[..., Any], losses: Callable[..., Any], x: Any, y: Any, claim: Claim,
                  event: dp_event.DpEvent | None = None, name: str = "user_training", clip_norm: float | None = None,
                  noise_multiplier: float | None = None, sample_rate: float | None = None,
-                 learning_rate: float | None = None) -> None:
+                 learning_rate: float | None = None, batch_size: float | None = None) -> None:
         if not (callable(train) and callable(losses)):
             raise InvalidParameterError("UserTrainer needs callable train(x, y, rng) and losses(params, x, y).")
         if not isinstance(claim, Claim):
@@ -64,8 +66,8 @@ class UserTrainer:
         if x.ndim != 2 or y.shape != (len(x),) or len(y) == 0:
             raise InvalidParameterError(f"UserTrainer needs x of shape (n, f) and y of shape (n,), n ≥ 1; got {x.shape} and {y.shape}.")
         self.train_fn, self.losses_fn, self.claim, self.event, self.name = train, losses, claim, event, name
-        self.settings = _settings(clip_norm=clip_norm, noise_multiplier=noise_multiplier, sample_rate=sample_rate,
-                                  learning_rate=learning_rate)
+        self.settings = _settings(batch_size, clip_norm=clip_norm, noise_multiplier=noise_multiplier,
+                                  sample_rate=sample_rate, learning_rate=learning_rate)
         self.data = self.user_data = TrainingData(name, x, y, int(y.max()) + 1)
 
     @property
@@ -99,7 +101,7 @@ class UserTrainer:
                 f"A white-box audit of {self.name} needs every step's parameters, but train(x, y, rng) returned one "
                 "vector: return a sequence or a 2-D array (one row per step), or audit with threat='black-box'."
             )
-        return Trajectory(iterates if keep_iterates else iterates[-1:], rows=len(y), settings=self.settings)
+        return Trajectory(iterates if keep_iterates else iterates[-1:], rows=self.data.rows, settings=self.settings)
 
     def initial(self, rng: np.random.Generator) -> np.ndarray:
         """Return the first parameters a training run on the user's data releases (θ₀ when it returns every step).
@@ -175,12 +177,14 @@ def _read(settings: dict[str, Any]) -> StepSettings | None:
                         settings["learning_rate"], batch=settings["expected_batch_size"]) if usable else None
 
 
-def _settings(**stated: float | None) -> StepSettings | None:
-    """Return the stated step settings, None when none is stated; one sentence when only some are."""
+def _settings(batch_size: float | None, **stated: float | None) -> StepSettings | None:
+    """Return the stated step settings (with the stated normaliser B), None when none is stated; one sentence when only some are."""
     given = [name for name, value in stated.items() if value is not None]
     if not given:
+        if batch_size is not None:
+            raise InvalidParameterError("UserTrainer's batch_size normalises the stated step settings; state all four with it.")
         return None
     if len(given) < len(SETTINGS):
         missing = ", ".join(name for name in SETTINGS if name not in given)
         raise InvalidParameterError(f"UserTrainer needs all four step settings or none; {missing} missing.")
-    return StepSettings(**stated)
+    return StepSettings(**stated, batch=batch_size)

@@ -73,7 +73,7 @@ def test_a_line_cut_by_a_kill_is_dropped_and_its_run_replayed(tmp_path, capsys):
 
 @pytest.mark.parametrize("extra, message", [
     ([], "already holds runs; pass --resume"),
-    (["--resume", "--steps", "6"], "other settings (config differ)"),
+    (["--resume", "--steps", "6"], "another audit (config differ)"),
 ])
 def test_a_results_folder_is_never_mixed(tmp_path, capsys, extra, message):
     args = ARGS[:-4] + ["--runs", "10", "--store", str(tmp_path / "r")]

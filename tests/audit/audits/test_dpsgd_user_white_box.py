@@ -99,3 +99,32 @@ def test_the_correct_loop_is_not_flagged_over_20_seeds(dataset):
                             seed=seed).verdict for seed in range(20)]
     # A correct loop is flagged with probability ≤ 0.05 per seed: 4 or more of 20 has probability < 0.016.
     assert verdicts.count("violation") <= 3
+
+
+def test_the_stated_settings_score_normalises_by_rows_fixed_before_the_game():
+    from dpaudit.attacks.dpsgd.user_canaries import user_canaries
+    from dpaudit.mechanisms.dpsgd.trainer import Insertions
+
+    target = _target(stated=True).on_rows(np.arange(5))
+    rng = np.random.default_rng(0)
+    canaries = user_canaries("crafted", 1, target, rng, ladder=False, target="quiet")
+    for included in ([True], [False]):
+        insert = canaries.insertions(np.array(included))
+        trajectory = target.train(None, insert, np.random.default_rng(1), keep_iterates=True)
+        assert trajectory.rows == 5  # the data the audit chose, whatever canaries joined the run
+    assert isinstance(insert, Insertions)
+
+
+@pytest.mark.slow
+def test_a_loop_dividing_by_a_fixed_batch_is_not_flagged_on_the_canaries_alone_over_seeds():
+    # Before the normaliser was fixed, the stated-settings score turned each update back with q·rows, rows counting the
+    # canary of the run: on the canaries alone it read membership, and 10 of 10 seeds certified above the true ε.
+    from scipy.stats import binom
+
+    fixed_batch = loops.make_train(sigma=SIGMA, rate=RATE, steps=STEPS, lr=LR, batch=RATE * 1797)
+    settings = dict(clip_norm=1.0, noise_multiplier=SIGMA, sample_rate=RATE, learning_rate=LR, batch_size=RATE * 1797)
+    target = UserTrainer(train=fixed_batch, losses=loops.losses, x=DIGITS.x, y=DIGITS.y, claim=Claim(1.5, 1e-5),
+                         event=EVENT, **settings)
+    flagged = sum(audit_dpsgd(target=target, threat="white-box", canary="crafted", runs=200, dataset="canaries",
+                              seed=seed).verdict == "violation" for seed in range(10))
+    assert flagged <= binom.ppf(0.99, 10, 0.05)
