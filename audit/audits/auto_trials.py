@@ -12,7 +12,9 @@ whatever rule chose to run it. Rounds stop when a violation is certified,
 when the bound reaches `tight` × the claimed ε (decided: the claim is
 nearly attained; by default `tight` is 1, since a wrong mechanism may
 well reach 0.9 of its claim on its honest part before a rarer leak shows),
-or when the next round would exceed the trial or the time budget.
+or when the next round would exceed the trial or the time budget. Under a
+time budget the first round too is sized to fit it, from the time a few
+probe draws take (`first_round`), before any round is planned.
 """
 
 from __future__ import annotations
@@ -26,12 +28,27 @@ from dpaudit.audit.results.result import VIOLATION, AuditResult
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_int
 
-__all__ = ["AUTO", "FIRST_ROUND", "MAX_TRIALS", "AutoBudget", "Round", "audit_in_rounds", "planned_rounds", "round_seed"]
+__all__ = [
+    "AUTO",
+    "FIRST_ROUND",
+    "MAX_TRIALS",
+    "AutoBudget",
+    "Round",
+    "audit_in_rounds",
+    "first_round",
+    "planned_rounds",
+    "round_seed",
+]
 
 AUTO = "auto"
 FIRST_ROUND = 100_000
 MAX_TRIALS = 20_000_000
 TIGHT = 1.0
+SMALLEST_ROUND = 100
+FIRST_ROUND_SHARE = 0.25
+"""The share of `max_seconds` the first round may take (the later rounds double; about 1/4 + 1/2 fit)."""
+PROBE_SHARE = 0.02
+"""The share of `max_seconds` the timing probe may take."""
 
 Round = Callable[[int, int, float], AuditResult]
 
@@ -67,20 +84,45 @@ def planned_rounds(max_trials: int, first: int = FIRST_ROUND) -> list[int]:
     return sizes
 
 
+def first_round(draw: Callable[[int], object], max_seconds: float | None) -> int:
+    """Return the first round's trials per dataset: FIRST_ROUND, or fewer when a time budget could not afford it.
+
+    `draw(n)` draws n outputs on each dataset (outputs thrown away, from a
+    stream of their own); it is timed at 16, 64, 256, … outputs until one
+    call takes `PROBE_SHARE` of `max_seconds`, and the round is sized so
+    that it takes about `FIRST_ROUND_SHARE` of it (at least SMALLEST_ROUND).
+    """
+    if max_seconds is None:
+        return FIRST_ROUND
+    n, spent = 16, 0.0
+    while n <= FIRST_ROUND // 10:
+        start = time.perf_counter()
+        draw(n)
+        spent = time.perf_counter() - start
+        if spent >= PROBE_SHARE * max_seconds:
+            break
+        n *= 4
+    per_trial = spent / min(n, FIRST_ROUND // 10 * 4)
+    affordable = int(FIRST_ROUND_SHARE * max_seconds / max(per_trial, 1e-12))
+    return int(np.clip(affordable, SMALLEST_ROUND, FIRST_ROUND))
+
+
 def round_seed(seed: int, k: int) -> int:
     """Return the seed of round `k`: independent streams for every round, the same for the same `seed`."""
     return int(np.random.SeedSequence([seed, k]).generate_state(1)[0])
 
 
-def audit_in_rounds(run_round: Round, *, seed: int, confidence: float, epsilon: float, budget: AutoBudget) -> AuditResult:
+def audit_in_rounds(run_round: Round, *, seed: int, confidence: float, epsilon: float, budget: AutoBudget,
+                    first: int = FIRST_ROUND) -> AuditResult:
     """Return the result of the round with the largest bound, its bound at `confidence` over all rounds.
 
-    `run_round(trials, seed, confidence)` runs one whole audit. Its details
-    gain `auto`: the rounds run (trials, seed, bound), the trials drawn in
-    all, why the rounds stopped, and the budget.
+    `run_round(trials, seed, confidence)` runs one whole audit; the rounds
+    are `first`, 2·`first`, … trials, planned before any of them runs. Its
+    details gain `auto`: the rounds run (trials, seed, bound), the trials
+    drawn in all, why the rounds stopped, and the budget.
     """
     start = time.perf_counter()
-    sizes = planned_rounds(budget.max_trials)
+    sizes = planned_rounds(budget.max_trials, first)
     beta = 1.0 - confidence
     rounds: list[AuditResult] = []
     stopped = "budget of trials"

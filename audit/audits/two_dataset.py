@@ -22,7 +22,7 @@ from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.attacks.output_histogram import OutputHistogram, cell_counts, grid_from
 from dpaudit.attacks.pair_search import InputSpace, search_pair
 from dpaudit.audit.audits.advice import trials_for_violation
-from dpaudit.audit.audits.auto_trials import AUTO, FIRST_ROUND, AutoBudget, audit_in_rounds
+from dpaudit.audit.audits.auto_trials import AUTO, FIRST_ROUND, AutoBudget, audit_in_rounds, first_round
 from dpaudit.audit.audits.reproducibility import global_streams, streams_warning
 from dpaudit.audit.audits.screening import Screen, columns, on_whole_outputs, screen_coordinates
 from dpaudit.audit.audits.selection_policy import (
@@ -57,6 +57,8 @@ from dpaudit.mechanisms.validation import check_delta, check_int, check_probabil
 __all__ = ["INTERVALS", "audit_mechanism", "theory_upper_bound"]
 
 MIN_TRIALS = 10
+PROBE_KEY = 0x7153
+"""The timing probe of `trials="auto"` under a time budget draws from SeedSequence([seed, PROBE_KEY]), apart from the audit's streams."""
 INTERVALS = ("two-rates", "ratio", "bands")
 
 
@@ -74,14 +76,21 @@ def _check_interval(interval: Any, delta: float) -> str:
 
 
 def theory_upper_bound(mech: Mechanism, delta: float) -> UpperBound:
-    """Return the theory upper bound: from the mechanism's event, else its claim (a black box)."""
+    """Return the theory upper bound at `delta`: from the mechanism's event, else from its claim (a black box).
+
+    A claim (ε, δ₀) bounds ε at δ ≥ δ₀ only (at larger δ, by the (ε, δ₀)
+    region's ε(δ), Kairouz, Oh, Viswanath 2015, Thm 2.1); below δ₀ it
+    bounds nothing, and the upper bound is ∞.
+    """
     from dp_accounting import dp_event
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 
     if not isinstance(mech.event, dp_event.UnsupportedDpEvent):
         return upper_bound(mech.event, delta=delta, relation=mech.claim.relation.value)
     if mech.buggy:
         return UpperBound(float("inf"), delta, "unknown")
-    return UpperBound(mech.claim.epsilon, mech.claim.delta, "claim")
+    claimed = upper_bound(EpsilonDeltaDpEvent(mech.claim.epsilon, mech.claim.delta), delta=delta)
+    return UpperBound(claimed.epsilon, delta, "claim")
 
 
 def _resolve_pair(
@@ -374,11 +383,15 @@ def _audit_auto(mechanism: Mechanism, d0: Any, d1: Any, *, budget: AutoBudget, s
     confidence = check_probability_open(confidence, "confidence", "audit_mechanism")
     objective = projected_bound(FIRST_ROUND, mechanism.claim.delta, 1.0 - confidence)
     d0, d1 = _resolve_pair(mechanism, d0, d1, search, objective=objective, budget=FIRST_ROUND // 2, seed=seed)
+    probe = np.random.default_rng(np.random.SeedSequence([seed, PROBE_KEY]))
+    with _selection_phase():
+        first = first_round(lambda n: (mechanism.sample(d0, n, probe), mechanism.sample(d1, n, probe)), budget.max_seconds)
 
     def run_round(trials: int, round_seed: int, round_confidence: float) -> AuditResult:
         return audit_mechanism(mechanism, d0, d1, trials=trials, seed=round_seed, confidence=round_confidence, **options)
 
-    return audit_in_rounds(run_round, seed=seed, confidence=confidence, epsilon=mechanism.claim.epsilon, budget=budget)
+    return audit_in_rounds(run_round, seed=seed, confidence=confidence, epsilon=mechanism.claim.epsilon, budget=budget,
+                           first=first)
 
 
 def _build_result(

@@ -21,7 +21,7 @@ from dpaudit.audit.estimators.gdp import gdp_lower_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound
 from dpaudit.audit.estimators.one_run.fdp import one_run_fdp_lower_bound
-from dpaudit.audit.estimators.thresholds import DominatingPair, ThresholdStrategy, threshold_lower_bound
+from dpaudit.audit.estimators.thresholds import BestOf, ThresholdStrategy, threshold_lower_bound
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_probability_open
 
@@ -72,13 +72,13 @@ class Bound:
         confidence: 1 − β, the probability that the bound holds.
         delta: δ of the bound; None: the claim's δ (0 without a claim).
         strategy: how a multi-run threshold is chosen and paid for
-            (default: calibrated on the dominating pair).
+            (default: `BestOf`, the dominating pair and the simultaneous bands at β/2 each).
     """
 
     estimator: str | None = None
     confidence: float = 0.95
     delta: float | None = None
-    strategy: ThresholdStrategy = DominatingPair()
+    strategy: ThresholdStrategy = BestOf()
 
     def __post_init__(self) -> None:
         if self.estimator is not None and self.estimator not in ESTIMATORS:

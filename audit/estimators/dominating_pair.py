@@ -17,7 +17,8 @@ holds the first a IN and b OUT scores of that order. The statistic is
 where ⌊a⌋ rounds a down to a fixed checkpoint rank (`rank_checkpoints`) and
 ψ(a, b) is what that prefix alone would certify at a nominal level (the
 envelope's `certificate`: for (ε, δ)-DP the log-ratio of P to Q from one
-Clopper–Pearson interval on a/(a + b); for μ-GDP the μ from the two rates):
+Clopper–Pearson interval on a/(a + b), a net of the scores δ may place on
+top; for μ-GDP the μ from the two rates):
 nondecreasing in a, nonincreasing in b. ψ only shapes the test; the level
 comes from the calibration below.
 
@@ -119,17 +120,31 @@ class ApproximateDP:
 
     delta: float
 
-    @staticmethod
-    def certificate(a: np.ndarray, b: np.ndarray, n_high: int, n_low: int) -> np.ndarray:
-        """Return ψ(a, b) = log(r/(1 − r)) + log(n_low/n_high), r the Clopper–Pearson lower bound of a/(a + b).
+    def certificate(self, a: np.ndarray, b: np.ndarray, n_high: int, n_low: int) -> np.ndarray:
+        """Return ψ(a, b) = log(r/(1 − r)) + log(n_low/n_high), r the Clopper–Pearson lower bound of a'/(a' + b).
 
-        The log-ratio of the two classes' rates that a prefix holding `a` of
-        `n_high` and `b` of `n_low` scores certifies alone at `EPSILON_LEVEL`
-        (the conditional test of two Poisson rates); −inf when a = 0.
+        a' = a − k_δ, with k_δ the (1 − `EPSILON_LEVEL`) quantile of
+        Binomial(n_high, δ): the high scores that the δ of the envelope may
+        place above every low score without any ε (0 at δ = 0). The
+        log-ratio of the two classes' rates, net of δ, that a prefix holding
+        `a` of `n_high` and `b` of `n_low` scores certifies alone at
+        `EPSILON_LEVEL` (the conditional test of two Poisson rates); −inf
+        when a' ≤ 0. Without the shift, the dominating pair's δ mass (about
+        δ·n_high scores above all others) reaches any statistic that a
+        short prefix sets, and the bound falls to 0 as n_high·δ grows.
         """
-        lower = _clopper_pearson_lower(a, a + b, EPSILON_LEVEL)
+        net = np.maximum(np.asarray(a, dtype=float) - self._atoms(n_high), 0.0)
+        lower = _clopper_pearson_lower(net, net + b, EPSILON_LEVEL)
         with np.errstate(divide="ignore"):
             return np.log(lower) - np.log1p(-lower) + math.log(n_low / n_high)
+
+    def _atoms(self, n_high: int) -> float:
+        """Return k_δ: the high scores the δ mass places on top, at its (1 − `EPSILON_LEVEL`) quantile."""
+        if self.delta == 0.0:
+            return 0.0
+        from scipy.stats import binom
+
+        return float(binom.ppf(1.0 - EPSILON_LEVEL, n_high, self.delta))
 
     def critical(self, w: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Return the least ε ≥ 0 with R*_ε(u) ≥ w: both lines δ + e^ε u and 1 − e^{−ε}(1 − δ − u) reach w."""

@@ -19,7 +19,7 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 from dpaudit.audit.estimators.dominating_pair import GaussianDP
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.estimators.thresholds import DominatingPair, ThresholdStrategy, select_threshold
+from dpaudit.audit.estimators.thresholds import BestOf, ThresholdStrategy, select_threshold
 from dpaudit.audit.theory.profiles import gdp_epsilon
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
@@ -131,7 +131,7 @@ def gdp_lower_bound(
     *,
     delta: float,
     confidence: float = 0.95,
-    strategy: ThresholdStrategy = DominatingPair(),
+    strategy: ThresholdStrategy = BestOf(),
     rng: np.random.Generator | int,
 ) -> LowerBound:
     """Return the GDP bound of the best threshold test on `obs`, paid for by `strategy`.

@@ -6,9 +6,10 @@ the rates of any fixed test into an ε lower bound; Jagielski, Ullman, Oprea
 (NeurIPS 2020) make it a confidence bound with Clopper–Pearson upper bounds.
 A threshold picked by looking at the same scores is not fixed, so its choice
 is paid for by one of four strategies, small frozen objects in the manner of
-jax_privacy's auditing module:
+jax_privacy's auditing module, or by the best of several (`BestOf`, the
+default: the dominating pair and the bands, each at half of β):
 
-- `DominatingPair` (the default): the threshold is chosen on all the
+- `DominatingPair`: the threshold is chosen on all the
   canaries and the ratio of its two rates is tested, calibrated on the worst
   pair of score laws the null allows (`dominating_pair`, β/2 per direction).
 - `SimultaneousBands`: upper bounds on FPR and FNR that hold for every
@@ -22,6 +23,7 @@ jax_privacy's auditing module:
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any, Callable, Mapping, Union
 
@@ -36,6 +38,7 @@ from dpaudit.mechanisms.validation import check_delta, check_int, check_probabil
 
 __all__ = [
     "DEFAULT_BONFERRONI_COUNT",
+    "BestOf",
     "Bonferroni",
     "DominatingPair",
     "SimultaneousBands",
@@ -163,7 +166,53 @@ class Bonferroni:
         return f"bonferroni({self.count} quantiles of {self.fraction:g})"
 
 
-ThresholdStrategy = Union[DominatingPair, SimultaneousBands, Split, Bonferroni]
+Strategy = Union[DominatingPair, SimultaneousBands, Split, Bonferroni]
+
+
+@dataclasses.dataclass(frozen=True)
+class BestOf:
+    """Certify with each strategy at its share of β and report the highest bound (union bound).
+
+    Each strategy's bound fails with probability at most its share, so all
+    hold together with probability ≥ 1 − β when the shares sum to at most
+    1, and the highest of them with it. The default, the dominating pair
+    and the simultaneous bands at β/2 each, is never below what either
+    certifies alone at its half of β: the bands bound every threshold's
+    rates whatever the sample size, where the dominating pair's test is the
+    stronger of the two on most laws.
+
+    Attributes:
+        strategies: the strategies tried (none of them a `BestOf`).
+        shares: each one's share of β; None: equal shares.
+    """
+
+    strategies: tuple[Strategy, ...] = (DominatingPair(), SimultaneousBands())
+    shares: tuple[float, ...] | None = None
+
+    def __post_init__(self) -> None:
+        kinds = (DominatingPair, SimultaneousBands, Split, Bonferroni)
+        if not self.strategies or not all(isinstance(s, kinds) for s in self.strategies):
+            raise InvalidParameterError(
+                "The 'strategies' parameter of BestOf must be DominatingPair, SimultaneousBands, Split or Bonferroni "
+                f"objects; got {self.strategies!r} instead."
+            )
+        shares = self.weights()
+        if len(shares) != len(self.strategies) or any(not 0.0 < w <= 1.0 for w in shares) or sum(shares) > 1.0 + 1e-12:
+            raise InvalidParameterError(
+                f"The 'shares' parameter of BestOf must give each strategy a share in (0, 1], summing to at most 1; "
+                f"got {self.shares!r} instead."
+            )
+
+    def weights(self) -> tuple[float, ...]:
+        """Return each strategy's share of β."""
+        return tuple(self.shares) if self.shares is not None else (1.0 / len(self.strategies),) * len(self.strategies)
+
+    def describe(self) -> str:
+        """Return a short label for reports."""
+        return "best of " + ", ".join(f"{s.describe()} (β·{w:.3g})" for s, w in zip(self.strategies, self.weights()))
+
+
+ThresholdStrategy = Union[Strategy, BestOf]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,7 +221,7 @@ class ThresholdTest:
 
     `value` is the certified bound of the test (ε or μ, per the estimator),
     computed from (fp of n0, fn of n1) with failure probability `beta`;
-    `tried` thresholds were paid for.
+    `tried` thresholds were paid for; `method` names the bound in reports.
     """
 
     threshold: float
@@ -184,6 +233,7 @@ class ThresholdTest:
     beta: float
     tried: int
     strategy: str
+    method: str = "clopper-pearson"
     extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def details(self) -> dict[str, Any]:
@@ -233,6 +283,8 @@ def select_threshold(
     that also drew the scores does not reuse those draws.
     """
     obs.require_both_classes("A threshold estimator")
+    if isinstance(strategy, BestOf):
+        return _best_of(obs, strategy, beta, rng, objective, envelope)
     rng = rng.spawn(1)[0]
     if isinstance(strategy, DominatingPair):
         return _dominating_pair_test(obs, strategy, beta, rng, envelope)
@@ -244,9 +296,24 @@ def select_threshold(
     if isinstance(strategy, Bonferroni):
         return _bonferroni_test(obs, strategy, beta, rng, bound)
     raise InvalidParameterError(
-        "The 'strategy' parameter must be a DominatingPair, a SimultaneousBands, a Split or a Bonferroni; "
+        "The 'strategy' parameter must be a BestOf, a DominatingPair, a SimultaneousBands, a Split or a Bonferroni; "
         f"got {strategy!r} instead."
     )
+
+
+def _best_of(obs: Observations, strategy: BestOf, beta: float, rng: np.random.Generator, objective: RateObjective,
+             envelope: Envelope) -> ThresholdTest:
+    """Return the highest of the strategies' tests, each at its share of β.
+
+    Each strategy gets a copy of `rng`, so each draws exactly what it would
+    draw alone with the same generator: the default is never below either
+    strategy run alone at its share (the union bound needs no independence).
+    """
+    tests = [select_threshold(obs, strategy=s, beta=beta * w, rng=copy.deepcopy(rng), objective=objective, envelope=envelope)
+             for s, w in zip(strategy.strategies, strategy.weights())]
+    best = max(tests, key=lambda test: test.value)
+    tried = {test.strategy: test.value for test in tests}
+    return dataclasses.replace(best, strategy=strategy.describe(), extra={**best.extra, "chosen": best.strategy, "tried": tried})
 
 
 def _clopper_pearson(objective: RateObjective) -> CountBound:
@@ -292,7 +359,7 @@ def _dominating_pair_test(
         fp, fn, best = n0 - below.high_count, below.low_count, below
     return ThresholdTest(
         threshold=threshold, value=best.value, fp=fp, n0=n0, fn=fn, n1=n1, beta=beta / 2,
-        tried=obs.size, strategy=strategy.describe(),
+        tried=obs.size, strategy=strategy.describe(), method="dominating-pair",
         extra={"direction": "IN above" if best is above else "OUT below", "replicates": best.replicates,
                "checkpoints": best.checkpoints, "randomized_at_ties": best.splits_ties},
     )
@@ -309,7 +376,7 @@ def _band_test(
     return ThresholdTest(
         threshold=float(thresholds[best]), value=max(float(values[best]), 0.0), fp=int(fp[best]),
         n0=n0, fn=int(fn[best]), n1=n1, beta=beta / 2, tried=thresholds.size,
-        strategy=strategy.describe(),
+        strategy=strategy.describe(), method="simultaneous-band",
         extra={"fpr_upper": float(fpr_upper[best]), "fnr_upper": float(fnr_upper[best]),
                "band_local_level": [calibrated_level(n0, beta / 2), calibrated_level(n1, beta / 2)]},
     )
@@ -392,25 +459,23 @@ def _split_both(
     return selection, estimation
 
 
-_METHODS = {DominatingPair: "dominating-pair", SimultaneousBands: "simultaneous-band"}
-
-
 def threshold_lower_bound(
     obs: Observations,
     *,
     delta: float,
     confidence: float = 0.95,
-    strategy: ThresholdStrategy = DominatingPair(),
+    strategy: ThresholdStrategy = BestOf(),
     rng: np.random.Generator | int,
 ) -> LowerBound:
     """Return the assumption-free (ε, δ) lower bound of the best threshold test on `obs`.
 
     With probability ≥ `confidence`, the mechanism that produced the scores is
     not (ε', δ)-DP for any ε' < the returned ε (β = 1 − confidence). By
-    default the threshold is chosen on all the scores and the ratio of its
-    rates is tested against the (ε, δ)-DP envelope of Kairouz, Oh, Viswanath
-    (ICML 2015, Thm 2.1), calibrated on its dominating pair
-    (`dominating_pair`); the other strategies bound FPR and FNR separately:
+    default (`BestOf`) the higher of two bounds at β/2 each: the threshold
+    chosen on all the scores with the ratio of its rates tested against the
+    (ε, δ)-DP envelope of Kairouz, Oh, Viswanath (ICML 2015, Thm 2.1),
+    calibrated on its dominating pair (`dominating_pair`), and the
+    simultaneous bands; the other strategies bound FPR and FNR separately:
     simultaneous bands, or Clopper–Pearson bounds at β/2 each after a split
     or a Bonferroni correction (Jagielski, Ullman, Oprea, NeurIPS 2020).
     Sound when the IN scores are i.i.d. and the OUT scores are i.i.d. draws
@@ -420,7 +485,7 @@ def threshold_lower_bound(
     Args:
         obs: the scores (higher = member) with their truth.
         delta, confidence: of the bound.
-        strategy: `DominatingPair` (default), `SimultaneousBands`, `Split` or `Bonferroni`.
+        strategy: `BestOf` (default), `DominatingPair`, `SimultaneousBands`, `Split` or `Bonferroni`.
         rng: for the Monte Carlo replicates and the split strategies.
 
     Returns:
@@ -437,7 +502,7 @@ def threshold_lower_bound(
         objective=lambda fpr, fnr: epsilon_objective(fpr, fnr, delta), envelope=ApproximateDP(delta),
     )
     return LowerBound(
-        epsilon=test.value, confidence=confidence, method=_METHODS.get(type(strategy), "clopper-pearson"),
+        epsilon=test.value, confidence=confidence, method=test.method,
         delta=delta,
         trials=test.n0 + test.n1, fpr=test.fp / test.n0, fnr=test.fn / test.n1,
         details={"canaries": obs.size, **test.details()},

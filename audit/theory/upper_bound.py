@@ -322,7 +322,9 @@ def _build_or_none(build: Callable[[float], PLD | None]) -> PLD | None:
 def _pure_epsilon(event: dp_event.DpEvent, relation: NeighboringRelation) -> float | None:
     """Return the exact ε at δ = 0 of an event whose privacy loss is bounded, else None.
 
-    Laplace Δ/b, discrete Laplace aΔ, k-ary RR, pure claims; summed over
+    Laplace Δ/b, discrete Laplace aΔ (both doubled under replace-one, whose
+    sensitivity is twice a record's bound, as dp_accounting's PLDs have it),
+    k-ary RR, pure claims; summed over
     compositions (the worst-case losses add up, attained together with
     positive probability) and log(1 + q(e^ε − 1)) under Poisson subsampling
     for add/remove (Balle, Barthe, Gaboardi 2018, tight). The PLD accountant
@@ -332,13 +334,13 @@ def _pure_epsilon(event: dp_event.DpEvent, relation: NeighboringRelation) -> flo
     from dp_accounting.privacy_accountant import NeighboringRelation
     from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 
-    sensitivity = 2.0 if relation == NeighboringRelation.REPLACE_ONE else 1.0
+    factor = 2.0 if relation == NeighboringRelation.REPLACE_ONE else 1.0
     if isinstance(event, dp_event.NoOpDpEvent):
         return 0.0
     if isinstance(event, dp_event.LaplaceDpEvent) and event.noise_multiplier > 0:
-        return sensitivity / event.noise_multiplier
+        return factor / event.noise_multiplier
     if isinstance(event, dp_event.DiscreteLaplaceDpEvent):
-        return event.noise_parameter * event.sensitivity
+        return factor * event.noise_parameter * event.sensitivity
     if isinstance(event, dp_event.RandomizedResponseDpEvent) and event.noise_parameter > 0:
         return math.log1p(event.num_buckets * (1.0 - event.noise_parameter) / event.noise_parameter)
     if isinstance(event, EpsilonDeltaDpEvent) and event.delta == 0.0:

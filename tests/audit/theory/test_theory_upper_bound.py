@@ -215,3 +215,12 @@ def test_a_pld_too_large_to_build_falls_back_to_the_pure_epsilon():
     event = dp_event.SelfComposedDpEvent(dp_event.LaplaceDpEvent(noise_multiplier=1e-300), 4)
     for delta in (0.0, 1e-5):
         assert upper_bound(event, delta=delta).epsilon == pytest.approx(4e300)
+
+
+def test_discrete_laplace_doubles_under_replace_one_at_delta_zero_as_at_any_delta():
+    from dp_accounting import dp_event
+
+    event = dp_event.DiscreteLaplaceDpEvent(1.0, 1)
+    for relation, factor in (("add-remove", 1.0), ("replace-one", 2.0)):
+        assert upper_bound(event, delta=0.0, relation=relation).epsilon == pytest.approx(factor)
+        assert upper_bound(event, delta=1e-12, relation=relation).epsilon == pytest.approx(factor, abs=1e-6)
