@@ -18,6 +18,8 @@ imaginary parts (a last axis of 2), so neither part is lost.
 
 from __future__ import annotations
 
+import decimal
+import numbers
 import types
 import zlib
 from typing import Any
@@ -27,7 +29,6 @@ from dpaudit.mechanisms.errors import MechanismError
 
 __all__ = ["NONFINITE", "check_outputs", "check_shape", "number"]
 
-EXACT_INTEGERS = 2**53
 NONFINITE = 2.0**250  # far beyond any real output, yet sums of its fourth power (quadratic features' spread) stay finite
 
 
@@ -48,6 +49,8 @@ def check_outputs(name: str, out: Any, size: int) -> np.ndarray:
         arr = _as_numbers(name, arr)
     if arr.dtype.kind == "c":
         arr = np.stack([arr.real, arr.imag], axis=-1)
+    if arr.dtype.kind == "f" and arr.dtype != np.float64:
+        arr = arr.astype(np.float64)
     if arr.dtype.kind == "f" and not np.all(np.abs(arr) <= NONFINITE):
         arr = np.clip(np.nan_to_num(arr.astype(np.float64), nan=NONFINITE), -NONFINITE, NONFINITE)
     return arr
@@ -82,14 +85,18 @@ def _as_numbers(name: str, arr: np.ndarray) -> np.ndarray:
 def number(x: Any) -> float:
     """Return one output element as a number: itself, NaN for None, the number a text spells, else a code of its text (CRC-32).
 
-    Integers beyond 2⁵³, which a float would round together, get a code too.
+    Every real number (ints of any size, fractions, decimals, numpy
+    scalars) is its float, a map that keeps order, so a threshold test sees
+    it; ints beyond 2⁵³ round to their neighbours and those beyond the
+    float range become ±inf, merges of outputs that post-processing allows.
     """
     if x is None:
         return np.nan
-    if isinstance(x, (bool, int, np.integer)) and abs(x) > EXACT_INTEGERS:
-        return _code(str(x).encode())
-    if isinstance(x, (bool, int, float, np.number)):
-        return float(x)
+    if isinstance(x, (numbers.Real, decimal.Decimal, np.number)) and not isinstance(x, np.complexfloating):
+        try:
+            return float(x)
+        except OverflowError:
+            return np.inf if x > 0 else -np.inf
     if isinstance(x, bytes):
         return _bytes_number(x)
     text = str(x)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import sys
 from typing import TYPE_CHECKING
@@ -21,6 +20,7 @@ from dpaudit.audit.cli.common import (
     mechanism_of,
     progress_wanted,
     show,
+    user_output_to_stderr,
 )
 
 if TYPE_CHECKING:
@@ -40,18 +40,23 @@ def run(args: argparse.Namespace) -> int:
     from dpaudit.audit.execution.progress import trial_progress
     from dpaudit.audit.execution.runner import AuditInterrupted
     from dpaudit.audit.execution.time_limit import Limit, TimeLimit, time_limit
-    from dpaudit.mechanisms.errors import MechanismError
+    from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 
-    mech = mechanism_of(args)
+    with user_output_to_stderr():
+        mech = mechanism_of(args)
     check_output_paths(args)
     given = {"max_trials": args.max_trials, "max_seconds": args.max_seconds, "tight": args.tight}
+    if args.trials != AUTO and any(value is not None for value in given.values()):
+        flags = ", ".join(f"--{key.replace('_', '-')}" for key, value in given.items() if value is not None)
+        raise InvalidParameterError(f"{flags} budget the rounds of --trials auto; with a fixed --trials {args.trials:,} "
+                                    "they would do nothing: pass --trials auto, or drop them.")
     budget = AutoBudget(**{key: value for key, value in given.items() if value is not None})
     total = budget.max_trials if args.trials == AUTO else args.trials
     limit = Limit(args.timeout)
     if args.timeout is not None:
         _load_audit_libraries()
     try:
-        with time_limit(limit), contextlib.redirect_stdout(sys.stderr), \
+        with time_limit(limit), user_output_to_stderr(), \
                 trial_progress(total, label=f"auditing {mech.name}", enabled=progress_wanted(args)) as progress:
             result = audit_mechanism(
                 mech, args.d0, args.d1, trials=args.trials, seed=args.seed, confidence=args.confidence,

@@ -21,6 +21,7 @@ from dpaudit.audit.cli.common import (
     emit,
     game_and_bound,
     mechanism_of,
+    user_output_to_stderr,
 )
 
 GAME = GameFlags(runs=10_000, canaries=1000)
@@ -54,12 +55,12 @@ def run(args: argparse.Namespace) -> int:
         from dpaudit.attacks.canary_scores import scorer_by_name
         from dpaudit.audit.audits.canaries import audit_canaries
 
-        mech = mechanism_of(args)
         game, bound = game_and_bound(args, GAME, delta=_bound_delta(args, False))
-        result = audit_canaries(
-            mech, game=game, bound=bound, canary=args.canary,
-            scorer=scorer_by_name(args.scorer) if args.scorer else None, dim=args.dim, norm=args.norm, seed=args.seed,
-        )
+        with user_output_to_stderr():
+            result = audit_canaries(
+                mechanism_of(args), game=game, bound=bound, canary=args.canary,
+                scorer=scorer_by_name(args.scorer) if args.scorer else None, dim=args.dim, norm=args.norm, seed=args.seed,
+            )
     return emit(result, args)
 
 

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import copy
 import dataclasses
 import importlib
 import json
 import os
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -379,15 +381,52 @@ def game_and_bound(args: argparse.Namespace, flags: GameFlags | None, *, delta: 
 
 
 def check_output_paths(args: argparse.Namespace) -> None:
-    """Raise before any work when --save or --report names a file that cannot be written."""
+    """Raise before any work when --save, --report, --out or --store names a place that cannot be written (one sentence)."""
+    from dpaudit.mechanisms.errors import InvalidParameterError
+
     if getattr(args, "save", None):
         from dpaudit.attacks.observations import Observations
 
         Observations.check_path(args.save)
+        _check_file(args.save, "--save")
     if getattr(args, "report", None):
         from dpaudit.audit.results.pages import check_report_path
 
         check_report_path(args.report)
+        _check_file(args.report, "--report")
+    for flag in ("out", "store"):
+        folder = getattr(args, flag, None)
+        if folder and os.path.exists(folder) and not os.path.isdir(folder):
+            raise InvalidParameterError(f"--{flag} needs a folder, and '{folder}' is a file; give a folder's name.")
+        if folder:
+            _check_writable(folder, f"--{flag}")
+
+
+def _check_file(path: str, flag: str) -> None:
+    """Raise unless `path` can be a file written by `flag`: not a folder, in a folder that can be written or made."""
+    from dpaudit.mechanisms.errors import InvalidParameterError
+
+    if os.path.isdir(path):
+        raise InvalidParameterError(f"{flag} needs a file name, and '{path}' is a folder.")
+    _check_writable(os.path.dirname(os.path.abspath(path)), flag)
+
+
+def _check_writable(folder: str, flag: str) -> None:
+    """Raise unless `folder`, or the nearest folder above it that exists, can be written to."""
+    from dpaudit.mechanisms.errors import InvalidParameterError
+
+    existing = os.path.abspath(folder)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise InvalidParameterError(f"{flag} cannot write under '{folder}': '{existing}' is a file, not a folder.")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InvalidParameterError(f"{flag} cannot write under '{folder}': the folder '{existing}' is not writable.")
+
+
+def user_output_to_stderr() -> contextlib.AbstractContextManager:
+    """Return a context in which what the audited code prints goes to stderr, so that stdout holds the result alone (--json)."""
+    return contextlib.redirect_stdout(sys.stderr)
 
 
 def progress_wanted(args: argparse.Namespace) -> bool:
@@ -411,16 +450,47 @@ def emit(result: Result, args: argparse.Namespace, *, event: Any = None) -> int:
     """Print the result (JSON with --json), then write its observations (--save) and its report (--report).
 
     Returns the exit status of the verdict: 1 on a violation (certified
-    by an assumption-free bound), else 0.
+    by an assumption-free bound), else 0. A write that fails after the
+    result is printed is one sentence on stderr and never hides the
+    verdict: a violation keeps status 1, else the status is 2; scores that
+    --save could not write go to a file in the system's temporary folder,
+    named on stderr, so that a long audit's scores are never lost.
     """
     from dpaudit.audit.results.result import VIOLATION
 
     show(result, args.json)
+    status = 1 if result.verdict == VIOLATION else 0
     observations: Observations | None = getattr(result, "observations", None)
+    failed = False
     if getattr(args, "save", None) and observations is not None:
-        observations.save(args.save)
+        failed |= not _save_or_keep(observations, args.save)
     if args.report:
         from dpaudit.audit.results.report import write_report
 
-        write_report(result, args.report, event=event)
-    return 1 if result.verdict == VIOLATION else 0
+        try:
+            write_report(result, args.report, event=event)
+        except OSError as exc:
+            print(f"dpaudit: error: cannot write the report {args.report}: {exc.strerror or exc}.", file=sys.stderr)
+            failed = True
+    return 2 if failed and status == 0 else status
+
+
+def _save_or_keep(observations: Observations, path: str) -> bool:
+    """Save the observations to `path`; when that fails, to a temporary file named on stderr. Return True when `path` was written."""
+    import tempfile
+
+    try:
+        observations.save(path)
+        return True
+    except OSError as exc:
+        reason = exc.strerror or exc
+    try:
+        handle, kept = tempfile.mkstemp(prefix="dpaudit-scores-", suffix=os.path.splitext(path)[1] or ".npz")
+        os.close(handle)
+        observations.save(kept)
+    except OSError as again:
+        print(f"dpaudit: error: cannot write {path} ({reason}), nor a temporary copy ({again.strerror or again}).",
+              file=sys.stderr)
+        return False
+    print(f"dpaudit: error: cannot write {path} ({reason}); the scores are in {kept}.", file=sys.stderr)
+    return False

@@ -28,6 +28,7 @@ from dpaudit.audit.cli.common import (
     game_and_bound,
     load_attribute,
     progress_wanted,
+    user_output_to_stderr,
 )
 from dpaudit.mechanisms.dpsgd.config import BATCHINGS, BUGS, DPSGDConfig
 from dpaudit.mechanisms.dpsgd.data import DATASETS
@@ -44,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
     from dpaudit.audit.audits.dpsgd import DPSGDInterrupted, audit_dpsgd  # torch: only once the flags are checked
     from dpaudit.audit.execution.runs import Execution
 
-    target = _target(args.target)
+    with user_output_to_stderr():
+        target = _target(args.target)
     user = not isinstance(target, str)
     data = DEFAULTS.data if user or args.data is None else args.data
     config = DPSGDConfig(
@@ -55,11 +57,12 @@ def run(args: argparse.Namespace) -> int:
     execution = Execution(out=args.store, resume=args.resume, workers=args.workers, scheduler=args.scheduler,
                           progress=progress_wanted(args))
     try:
-        result = audit_dpsgd(
-            config, target=target, game=game, bound=bound, canary=args.canary, dirac_target=args.dirac_target,
-            threat=args.threat, scorer=args.scorer, execution=execution, seed=args.seed,
-            **({"dataset": _dataset(args.data)} if user else {}),
-        )
+        with user_output_to_stderr():
+            result = audit_dpsgd(
+                config, target=target, game=game, bound=bound, canary=args.canary, dirac_target=args.dirac_target,
+                threat=args.threat, scorer=args.scorer, execution=execution, seed=args.seed,
+                **({"dataset": _dataset(args.data)} if user else {}),
+            )
     except DPSGDInterrupted as stop:
         where = f"; they are saved in {stop.folder}, rerun with --resume" if stop.folder else " (pass --store to keep runs)"
         print(f"dpaudit: interrupted after {stop.finished} of {stop.total} training runs{where}.", file=sys.stderr)

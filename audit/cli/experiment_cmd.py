@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dpaudit.audit.cli.common import add_output_folder, add_seed
+from dpaudit.audit.cli.common import add_output_folder, add_seed, check_output_paths
 
 
 def run(args: argparse.Namespace) -> int:
@@ -20,6 +20,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name:<25} {summary.split(':', 1)[-1].strip()}")
         return 0
     get_experiment(args.name)
+    check_output_paths(args)
     out = Path(args.out)
     with console.status(f"running {args.name}{' (quick)' if args.quick else ''}..."):
         run_experiment(args.name, out, quick=args.quick, seed=args.seed)

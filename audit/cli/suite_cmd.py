@@ -7,20 +7,26 @@ import contextlib
 import json
 import pathlib
 import sys
+from typing import TYPE_CHECKING, Any
 
-from dpaudit.audit.cli.common import add_confidence, add_json, add_output_folder, add_quiet, add_seed
+from dpaudit.audit.cli.common import add_confidence, add_json, add_output_folder, add_quiet, add_seed, check_output_paths
+
+if TYPE_CHECKING:
+    from dpaudit.audit.audits.suite import SuiteRow
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the suite, print the table (or JSON), write files with --out; 1 when a verdict is unexpected.
 
     A status line names the mechanism being audited (on stderr with --json), unless --quiet.
+    On Ctrl-C the rows finished so far are printed (and written) all the same, and the status is 130.
     """
-    from dpaudit.audit.audits.suite import COLUMNS, cells, run_suite, select, write
+    from dpaudit.audit.audits.suite import COLUMNS, cells, run_suite, select
     from dpaudit.mechanisms.errors import InvalidParameterError
     from rich.console import Console
     from rich.table import Table
 
+    check_output_paths(args)
     entries = select("full" if args.full else "quick", args.only)
     if not entries:
         raise InvalidParameterError(f"No mechanism matches --only {args.only!r}; run `dpaudit list`.")
@@ -30,14 +36,29 @@ def run(args: argparse.Namespace) -> int:
     for column in COLUMNS:
         table.add_column(column, justify="right" if column not in ("mechanism", "relation", "verdict") else "left")
     status = None if args.quiet else console.status("auditing...")
+    rows: list[SuiteRow] = []
 
-    def on_row(row):
+    def on_row(row: SuiteRow) -> None:
         if status is not None:
             status.update(f"audited {row.result.mechanism}")
+        rows.append(row)
         table.add_row(*cells(row))
 
-    with status if status is not None else contextlib.nullcontext():
-        rows = run_suite(entries, seed=args.seed, confidence=args.confidence, on_row=on_row)
+    try:
+        with status if status is not None else contextlib.nullcontext():
+            run_suite(entries, seed=args.seed, confidence=args.confidence, on_row=on_row)
+    except KeyboardInterrupt:
+        _report(rows, table, console, args)
+        print(f"dpaudit: interrupted after {len(rows)} of {len(entries)} mechanisms; the rows above are those finished.",
+              file=sys.stderr)
+        return 130
+    return _report(rows, table, console, args)
+
+
+def _report(rows: list[SuiteRow], table: Any, console: Any, args: argparse.Namespace) -> int:
+    """Print the rows (a table, or JSON with --json), write them with --out; return 1 when a verdict is unexpected."""
+    from dpaudit.audit.audits.suite import write
+
     if args.json:
         print(json.dumps([r.to_dict() for r in rows], indent=2))
     else:

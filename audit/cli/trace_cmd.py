@@ -22,6 +22,7 @@ from dpaudit.audit.cli.common import (
     game_and_bound,
     mechanism_of,
     parse_params,
+    user_output_to_stderr,
 )
 
 GAME = GameFlags(runs=10_000, canaries=None, canaries_default="every distinct row")
@@ -36,13 +37,13 @@ def run(args: argparse.Namespace) -> int:
     if ":" not in args.name:
         params.setdefault("num_rows", args.rows)
         params.setdefault("dim", args.dim)
-    mech = mechanism_of(args, params)
     game, bound = game_and_bound(args, GAME, delta=args.at_delta)
-    result = audit_tracing(
-        mech, game=game, bound=bound, rows=args.rows, dim=args.dim, scorer=args.scorer,
-        reference_rows=args.reference_rows, biases=args.biases, fresh_data=args.fresh_data, group_size=args.group,
-        seed=args.seed,
-    )
+    with user_output_to_stderr():
+        result = audit_tracing(
+            mechanism_of(args, params), game=game, bound=bound, rows=args.rows, dim=args.dim, scorer=args.scorer,
+            reference_rows=args.reference_rows, biases=args.biases, fresh_data=args.fresh_data, group_size=args.group,
+            seed=args.seed,
+        )
     return emit(result, args)
 
 
