@@ -137,7 +137,7 @@ def _style(ax: Axes, title: str, limits: tuple[float, float, float, float] = (0.
     ax.set_ylim(limits[2], limits[3])
     ax.set_xlabel("FPR = P[M(D0) ∈ S]")
     ax.set_ylabel("FNR = P[M(D1) ∉ S]")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=10, parse_math=False)
     ax.grid(True, alpha=0.3)
 
 

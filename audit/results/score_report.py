@@ -57,7 +57,7 @@ def score_figure(result: MembershipResult) -> Figure:
     shown = np.clip(obs.scores, bins[0], bins[-1])  # ±inf scores drawn in the end bins
     left.hist(shown[~obs.truth], bins=bins, alpha=0.6, color="#1f77b4", label=f"OUT ({obs.n_out:,})")
     left.hist(shown[obs.truth], bins=bins, alpha=0.6, color="#d62728", label=f"IN ({obs.n_in:,})")
-    left.set_xlabel(f"score [{result.scorer}]")
+    left.set_xlabel(f"score [{result.scorer}]", parse_math=False)
     left.set_ylabel("count")
     left.legend(fontsize=8)
     fpr, tpr = _roc(obs.in_scores, obs.out_scores)
@@ -74,7 +74,7 @@ def score_figure(result: MembershipResult) -> Figure:
     right.set_ylabel("true-positive rate")
     right.legend(fontsize=8, loc="lower right")
     right.grid(True, which="both", alpha=0.3)
-    figure.suptitle(result.title, fontsize=10)
+    figure.suptitle(result.title, fontsize=10, parse_math=False)
     return figure
 
 
