@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.results.result import AuditResult
 from dpaudit.audit.results.tradeoffs import TradeOff, event_tradeoff
 from dpaudit.audit.theory.profiles import epsilon_delta_tradeoff
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event
+    from dpaudit.audit.results.result import AuditResult
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 

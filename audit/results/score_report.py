@@ -9,15 +9,14 @@ read on the same scores); the certified bound in the table is not.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from dpaudit.audit.results.pages import html_page, markdown_page, write_page
-from dpaudit.audit.results.result import MembershipResult
+from dpaudit.audit.results.pages import figure_png, html_page, markdown_page, write_page
 
 if TYPE_CHECKING:
+    from dpaudit.audit.results.result import MembershipResult
     from matplotlib.figure import Figure
 
 __all__ = ["score_figure", "write_score_report"]
@@ -79,9 +78,7 @@ def score_figure(result: MembershipResult) -> Figure:
 
 
 def _png(result: MembershipResult) -> bytes:
-    buffer = io.BytesIO()
-    score_figure(result).savefig(buffer, format="png", dpi=110)
-    return buffer.getvalue()
+    return figure_png(score_figure(result))
 
 
 def write_score_report(result: MembershipResult, path: str | Path) -> Path:
