@@ -6,7 +6,7 @@ import base64
 import html
 import io
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from dpaudit.mechanisms.errors import InvalidParameterError
 
@@ -35,7 +35,7 @@ def png_data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def html_rows(rows: list[tuple[str, str]]) -> str:
+def html_rows(rows: Sequence[tuple[str, str]]) -> str:
     """Return (field, value) rows as HTML table rows, one a line, every text escaped."""
     return "\n".join(f"<tr><th>{html.escape(key)}</th><td>{html.escape(value)}</td></tr>" for key, value in rows)
 
