@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from dpaudit.attacks.observations import Observations
     from dpaudit.audit.audits.canaries import audit_canaries, audit_scores
     from dpaudit.audit.audits.dpsgd import DPSGDInterrupted, audit_dpsgd
-    from dpaudit.audit.audits.suite import run_suite
+    from dpaudit.audit.audits.suite import SuiteTable, run_suite
     from dpaudit.audit.audits.tracing import audit_tracing
     from dpaudit.audit.audits.two_dataset import audit_mechanism
     from dpaudit.audit.estimators.certify import Bound
@@ -43,6 +43,7 @@ _HOMES = {
     "DPSGDInterrupted": "dpaudit.audit.audits.dpsgd",
     "audit_tracing": "dpaudit.audit.audits.tracing",
     "run_suite": "dpaudit.audit.audits.suite",
+    "SuiteTable": "dpaudit.audit.audits.suite",
     "MultiRun": "dpaudit.attacks.games",
     "OneRun": "dpaudit.attacks.games",
     "Observations": "dpaudit.attacks.observations",
@@ -78,6 +79,7 @@ __all__ = [
     "OneRun",
     "Result",
     "Split",
+    "SuiteTable",
     "UpperBound",
     "UserTrainer",
     "audit_canaries",

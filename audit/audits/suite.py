@@ -6,14 +6,15 @@ import dataclasses
 import fnmatch
 import json
 import pathlib
-from typing import Any, Callable, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any, Callable
 
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.results.render import fmt
 from dpaudit.audit.results.result import VIOLATION, AuditResult
 from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms
 
-__all__ = ["COLUMNS", "TRIAL_MULTIPLIERS", "SuiteRow", "cells", "run_suite", "select", "write"]
+__all__ = ["COLUMNS", "TRIAL_MULTIPLIERS", "SuiteRow", "SuiteTable", "cells", "run_suite", "select", "write"]
 
 TRIALS = {"quick": 1_000_000, "full": 10_000_000}
 # Mechanisms whose default audit needs more samples to be informative: a multiple of the base budget.
@@ -70,6 +71,36 @@ class SuiteRow:
                 "as_expected": self.as_expected}
 
 
+@dataclasses.dataclass(frozen=True)
+class SuiteTable(Sequence[SuiteRow]):
+    """The rows of one suite run, in order: a sequence of `SuiteRow` that shows itself as a table in Jupyter."""
+
+    rows: tuple[SuiteRow, ...]
+
+    def __getitem__(self, index: int | slice) -> SuiteRow | tuple[SuiteRow, ...]:
+        return self.rows[index]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[SuiteRow]:
+        return iter(self.rows)
+
+    @property
+    def unexpected(self) -> list[str]:
+        """Return the mechanisms whose verdict is not the one expected of them, in order."""
+        return [row.result.mechanism for row in self.rows if not row.as_expected]
+
+    def _repr_html_(self) -> str:
+        """Return the suite as HTML for Jupyter: whether every verdict was the expected one, then the table of `cells`."""
+        from dpaudit.audit.results.notebook import table_html
+
+        bad = self.unexpected
+        verdict = f"unexpected verdicts: {', '.join(bad)}" if bad else f"every verdict as expected ({len(self)} mechanisms)"
+        return table_html(title="dpaudit suite", verdict=verdict, flagged=bool(bad), columns=COLUMNS,
+                          rows=[cells(row) for row in self.rows])
+
+
 def select(mode: str, only: str | None = None) -> list[tuple[str, int]]:
     """Return (mechanism name, trials) pairs for the suite `mode`, filtered by the glob `only`."""
     names = [n for n in list_mechanisms() if only is None or fnmatch.fnmatch(n, only)]
@@ -82,8 +113,8 @@ def run_suite(
     seed: int = 0,
     confidence: float = 0.95,
     on_row: Callable[[SuiteRow], None] | None = None,
-) -> list[SuiteRow]:
-    """Audit each (name, trials) entry at its default parameters; return the rows in order."""
+) -> SuiteTable:
+    """Audit each (name, trials) entry at its default parameters; return the rows in order, as a `SuiteTable`."""
     rows = []
     for name, trials in entries:
         mech = get_mechanism(name)
@@ -92,7 +123,7 @@ def run_suite(
         rows.append(row)
         if on_row:
             on_row(row)
-    return rows
+    return SuiteTable(tuple(rows))
 
 
 COLUMNS = ("mechanism", "relation", "claim ε", "claim δ", "upper", "lower", "tightness",

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import base64
 import html
+import io
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from dpaudit.mechanisms.errors import InvalidParameterError
 
-__all__ = ["check_report_path", "html_page", "markdown_page", "write_page"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["check_report_path", "figure_png", "html_page", "html_rows", "markdown_page", "png_data_uri", "write_page"]
 
 HTML_SUFFIXES = (".html", ".htm")
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -19,13 +23,27 @@ def _alt(heading: str) -> str:
     return heading.lower().replace(" ", "-") + " plot"
 
 
+def figure_png(figure: Figure, *, dpi: int = 110) -> bytes:
+    """Return `figure` drawn as PNG bytes at `dpi`."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    return buffer.getvalue()
+
+
+def png_data_uri(png: bytes) -> str:
+    """Return PNG bytes as a data URI, for an <img> that needs no file beside the page."""
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def html_rows(rows: Sequence[tuple[str, str]]) -> str:
+    """Return (field, value) rows as HTML table rows, one a line, every text escaped."""
+    return "\n".join(f"<tr><th>{html.escape(key)}</th><td>{html.escape(value)}</td></tr>" for key, value in rows)
+
+
 def html_page(*, title: str, verdict: str, meaning: str, rows: list[tuple[str, str]], heading: str, caption: str,
               png: bytes) -> str:
     """Return a self-contained HTML report: title, verdict, meaning sentence, table, and one figure as a data URI."""
-    table = "\n".join(
-        f"<tr><th>{html.escape(key)}</th><td>{html.escape(value)}</td></tr>" for key, value in rows
-    )
-    image = base64.b64encode(png).decode("ascii")
+    table = html_rows(rows)
     title = html.escape(title)
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -51,7 +69,7 @@ img {{ max-width: 100%; }}
 </table>
 <h2>{html.escape(heading)}</h2>
 <p>{html.escape(caption)}</p>
-<img alt="{html.escape(_alt(heading))}" src="data:image/png;base64,{image}">
+<img alt="{html.escape(_alt(heading))}" src="{png_data_uri(png)}">
 </body>
 </html>
 """

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.results.result import AuditResult
 from dpaudit.audit.results.tradeoffs import TradeOff, event_tradeoff
 from dpaudit.audit.theory.profiles import epsilon_delta_tradeoff
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event
+    from dpaudit.audit.results.result import AuditResult
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -137,7 +137,7 @@ def _style(ax: Axes, title: str, limits: tuple[float, float, float, float] = (0.
     ax.set_ylim(limits[2], limits[3])
     ax.set_xlabel("FPR = P[M(D0) ∈ S]")
     ax.set_ylabel("FNR = P[M(D1) ∉ S]")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=10, parse_math=False)
     ax.grid(True, alpha=0.3)
 
 

@@ -24,11 +24,11 @@ def key_value_table(title: str, rows: Sequence[tuple[str, str]], caption: str) -
 
 
 def plain_text(table: Table, width: int = 100) -> str:
-    """Return `table` rendered as plain text."""
+    """Return `table` rendered as plain text, in Jupyter too (where rich would otherwise display it and return "")."""
     from rich.console import Console
 
     buffer = io.StringIO()
-    Console(file=buffer, width=width, force_terminal=False).print(table)
+    Console(file=buffer, width=width, force_terminal=False, force_jupyter=False).print(table)
     return buffer.getvalue()
 
 

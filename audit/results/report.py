@@ -9,12 +9,11 @@ sentence of what the bound means (`LowerBound.meaning()`).
 
 from __future__ import annotations
 
-import io
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from dpaudit.audit.results.pages import html_page, markdown_page, write_page
+from dpaudit.audit.results.pages import figure_png, html_page, markdown_page, write_page
 from dpaudit.audit.results.plots import plot_privacy_region, result_box
 from dpaudit.audit.results.result import AuditResult, Result
 from dpaudit.audit.results.score_report import write_score_report
@@ -65,9 +64,7 @@ def _summary_rows(result: AuditResult) -> list[tuple[str, str]]:
 
 def _plot_png(result: AuditResult, *, event: dp_event.DpEvent | None = None) -> bytes:
     """Return the privacy-region plot of `result` as PNG bytes."""
-    buffer = io.BytesIO()
-    plot_privacy_region(result, event=event).savefig(buffer, format="png", dpi=110)
-    return buffer.getvalue()
+    return figure_png(plot_privacy_region(result, event=event))
 
 
 REGION_CAPTION = (

@@ -13,6 +13,7 @@ from dpaudit.audit.theory.upper_bound import UpperBound
 from dpaudit.mechanisms.base import Claim
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
     from rich.table import Table
 
 __all__ = ["CONSISTENT", "VERDICTS", "VIOLATION", "VIOLATION_UNDER_ASSUMPTION", "AuditResult", "MembershipResult",
@@ -35,8 +36,9 @@ class Result:
     """What every audit reports: claim, theory upper bound, certified lower bound, verdict, provenance.
 
     One verdict rule for every audit (`verdict`); each kind of audit adds
-    its evidence (`rows`, `to_dict`). `summary()` and `str()` render the
-    same table as the terminal report.
+    its evidence (`rows`, `to_dict`) and its plot (`figure`). `summary()`
+    and `str()` render the same table as the terminal report; in Jupyter a
+    result shows that table with its verdict and plot (`_repr_html_`).
     """
 
     lower_bound: LowerBound
@@ -94,6 +96,18 @@ class Result:
     def __str__(self) -> str:
         return self.summary()
 
+    def figure(self) -> Figure | None:
+        """Return the audit's plot as a matplotlib Figure, or None when this kind of result has none."""
+        return None
+
+    def _repr_html_(self) -> str:
+        """Return the audit as HTML for Jupyter: verdict, the rows of `summary()`, what the bound means, the plot."""
+        from dpaudit.audit.results.notebook import result_html
+
+        return result_html(title=self.title, verdict=verdict_text(self.verdict),
+                           flagged=self.verdict in (VIOLATION, VIOLATION_UNDER_ASSUMPTION),
+                           meaning=self.lower_bound.meaning(), rows=self.rows(), figure=self.figure())
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class AuditResult(Result):
@@ -145,6 +159,12 @@ class AuditResult(Result):
             ("verdict", verdict_text(self.verdict)),
             ("seed / seconds", f"{self.seed} / {self.seconds:.2f}"),
         ]
+
+    def figure(self) -> Figure:
+        """Return the privacy-region plot (`plot_privacy_region`): the claimed region, the observed rates and their box."""
+        from dpaudit.audit.results.plots import plot_privacy_region
+
+        return plot_privacy_region(self)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -231,6 +251,14 @@ class MembershipResult(Result):
             ("verdict", verdict_text(self.verdict)),
             ("seed / seconds", f"{self.seed} / {self.seconds:.2f}"),
         ]
+
+    def figure(self) -> Figure | None:
+        """Return the IN/OUT score histograms and ROC curve (`score_figure`), or None when the scores were not kept."""
+        if self.observations is None:
+            return None
+        from dpaudit.audit.results.score_report import score_figure
+
+        return score_figure(self)
 
 
 def verdict_text(verdict: str | None) -> str:

@@ -9,15 +9,14 @@ read on the same scores); the certified bound in the table is not.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-from dpaudit.audit.results.pages import html_page, markdown_page, write_page
-from dpaudit.audit.results.result import MembershipResult
+from dpaudit.audit.results.pages import figure_png, html_page, markdown_page, write_page
 
 if TYPE_CHECKING:
+    from dpaudit.audit.results.result import MembershipResult
     from matplotlib.figure import Figure
 
 __all__ = ["score_figure", "write_score_report"]
@@ -57,7 +56,7 @@ def score_figure(result: MembershipResult) -> Figure:
     shown = np.clip(obs.scores, bins[0], bins[-1])  # ±inf scores drawn in the end bins
     left.hist(shown[~obs.truth], bins=bins, alpha=0.6, color="#1f77b4", label=f"OUT ({obs.n_out:,})")
     left.hist(shown[obs.truth], bins=bins, alpha=0.6, color="#d62728", label=f"IN ({obs.n_in:,})")
-    left.set_xlabel(f"score [{result.scorer}]")
+    left.set_xlabel(f"score [{result.scorer}]", parse_math=False)
     left.set_ylabel("count")
     left.legend(fontsize=8)
     fpr, tpr = _roc(obs.in_scores, obs.out_scores)
@@ -74,14 +73,12 @@ def score_figure(result: MembershipResult) -> Figure:
     right.set_ylabel("true-positive rate")
     right.legend(fontsize=8, loc="lower right")
     right.grid(True, which="both", alpha=0.3)
-    figure.suptitle(result.title, fontsize=10)
+    figure.suptitle(result.title, fontsize=10, parse_math=False)
     return figure
 
 
 def _png(result: MembershipResult) -> bytes:
-    buffer = io.BytesIO()
-    score_figure(result).savefig(buffer, format="png", dpi=110)
-    return buffer.getvalue()
+    return figure_png(score_figure(result))
 
 
 def write_score_report(result: MembershipResult, path: str | Path) -> Path:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import math
 
 import numpy as np
@@ -85,6 +87,14 @@ def test_plot_into_given_axes_draws_one_panel(audits):
     figure = plot_privacy_region(result, ax=ax)
     assert figure is ax.figure and len(figure.axes) == 1
     assert ax.get_xlim() == (0.0, 1.0)
+
+
+def test_a_mechanism_name_with_dollar_signs_is_drawn_as_written_not_as_mathtext(audits):
+    _, result = audits["gaussian"]
+    named = dataclasses.replace(result, mechanism="price $\\frac{$ in")
+    figure = plot_privacy_region(named)
+    figure.savefig(io.BytesIO(), format="png")
+    assert figure.axes[0].get_title().startswith("price $\\frac{$ in: ")
 
 
 def test_laplace_tradeoff_matches_threshold_tests():

@@ -55,6 +55,15 @@ def test_str_is_the_summary_and_shows_the_verdict_and_what_the_bound_means(resul
     assert text == result.summary() and "VIOLATION" in text and "not (ε', 1e-05)-DP" in text
 
 
+def test_the_summary_is_text_in_jupyter_too(monkeypatch):
+    import rich.console
+
+    monkeypatch.setattr(rich.console, "_is_jupyter", lambda: True)
+    assert rich.console.Console().is_jupyter
+    result = _two_dataset(_lower(1.5))
+    assert "VIOLATION" in result.summary() and str(result) == result.summary()
+
+
 def test_json_keys_are_those_outside_code_relies_on():
     assert set(_two_dataset(_lower(1.0)).to_dict()) == TWO_DATASET_KEYS
     assert set(_membership(_lower(1.0)).to_dict()) == MEMBERSHIP_KEYS

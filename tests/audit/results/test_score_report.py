@@ -1,4 +1,7 @@
-"""Score reports draw ±inf scores (accepted by Observations) in the end bins instead of failing."""
+"""Score reports draw ±inf scores (accepted by Observations) in the end bins instead of failing, and names as written."""
+
+import dataclasses
+import io
 
 import numpy as np
 from dpaudit.attacks.games import MultiRun
@@ -17,3 +20,12 @@ def test_infinite_scores_are_drawn_in_the_end_bins():
     figure = score_figure(result)
     counts = sum(patch.get_height() for patch in figure.axes[0].patches)
     assert counts == 400
+
+
+def test_a_mechanism_name_with_dollar_signs_is_drawn_as_written_not_as_mathtext():
+    rng = np.random.default_rng(0)
+    obs = Observations(scores=rng.normal(size=200), truth=np.arange(200) < 100)
+    result = dataclasses.replace(audit_scores(obs, game=MultiRun(), bound=Bound("threshold")), mechanism="a $\\frac{$ b")
+    figure = score_figure(result)
+    figure.savefig(io.BytesIO(), format="png")
+    assert figure.get_suptitle() == "dpaudit multi-run: a $\\frac{$ b"
