@@ -5,7 +5,7 @@ from dpaudit.mechanisms import blackbox
 from dpaudit.testing import assert_private
 
 def test_my_laplace_keeps_its_claim():
-    assert_private(blackbox(my_laplace, epsilon=1.0), [0.0], [1.0])
+    assert_private(blackbox(my_laplace, epsilon=1.0), [0.0], [0.0, 1.0])  # one record added
 ```
 
 The check audits with `trials="auto"` (rounds of growing size, each paying

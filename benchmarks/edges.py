@@ -36,7 +36,8 @@ def wide(width: int, trials: int) -> None:
         return out
 
     start = time.perf_counter()
-    res = audit_mechanism(blackbox(one_leaking_coordinate, epsilon=0.2), np.zeros(1), np.ones(1), trials=trials, seed=0)
+    res = audit_mechanism(blackbox(one_leaking_coordinate, epsilon=0.2, null_record=0.0), np.zeros(1), np.ones(1),
+                          trials=trials, seed=0)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"width {width}, {trials} trials: lower {res.lower_bound.epsilon:.3f} ({res.verdict}), test {res.test}, "
           f"{time.perf_counter() - start:.0f} s, peak {peak:.0f} MB")
@@ -48,7 +49,7 @@ def auto() -> None:
         out[rng.random(size) < 0.0002] = np.sum(data)
         return out
 
-    mech = blackbox(exact_answer_sometimes, epsilon=1.0, delta=1e-5)
+    mech = blackbox(exact_answer_sometimes, epsilon=1.0, delta=1e-5, null_record=0.0)
     fixed = audit_mechanism(mech, [0.0], [1.0], trials=200_000, seed=0)
     print(f"2e5 trials: lower {fixed.lower_bound.epsilon:.3f} ({fixed.verdict})")
     res = audit_mechanism(mech, [0.0], [1.0], trials="auto", seed=0)
