@@ -76,7 +76,7 @@ def _category_records(bins: int) -> NeighbourCheck:
 
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
         for name, d in (("d0", d0), ("d1", d1)):
-            if not np.issubdtype(d.dtype, np.integer) or d.min() < NULL_CATEGORY or d.max() >= bins:
+            if not np.issubdtype(d.dtype, np.integer) or (d.size and (d.min() < NULL_CATEGORY or d.max() >= bins)):
                 return f"records of {name} must be integers in [0, {bins}) or {NULL_CATEGORY} (absent)"
         changed = np.flatnonzero(d0 != d1)
         if changed.size > 1:

@@ -16,6 +16,7 @@ __all__ = [
     "NeighbourCheck",
     "answer_of",
     "answers_within",
+    "as_rows",
     "by_relation",
     "categories_in",
     "inserted",
@@ -38,9 +39,9 @@ def records_in(low: float, high: float, *, max_changed: int = 1) -> NeighbourChe
 
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
         for name, d in (("d0", d0), ("d1", d1)):
-            if not np.issubdtype(d.dtype, np.number) or d.min() < low or d.max() > high:
+            if not np.issubdtype(d.dtype, np.number) or (d.size and (d.min() < low or d.max() > high)):
                 return f"records of {name} must be numbers in [{low:g}, {high:g}]"
-        changed = int(np.any(d0.reshape(len(d0), -1) != d1.reshape(len(d1), -1), axis=1).sum())
+        changed = int(np.any(as_rows(d0) != as_rows(d1), axis=1).sum())
         if changed > max_changed:
             return f"they differ in {changed} records, more than {max_changed}"
         return None
@@ -67,7 +68,7 @@ def categories_in(num_categories: int, *, max_changed: int = 1) -> NeighbourChec
 
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
         for name, d in (("d0", d0), ("d1", d1)):
-            if not np.issubdtype(d.dtype, np.integer) or d.min() < 0 or d.max() >= num_categories:
+            if not np.issubdtype(d.dtype, np.integer) or (d.size and (d.min() < 0 or d.max() >= num_categories)):
                 return f"records of {name} must be integers in [0, {num_categories})"
         changed = int(np.sum(d0 != d1))
         if changed > max_changed:
@@ -168,13 +169,14 @@ def _null_in_one(a: Any, b: Any, null_record: Any) -> Optional[str]:
     )
 
 
-def _rows(d: np.ndarray) -> np.ndarray:
+def as_rows(d: np.ndarray) -> np.ndarray:
+    """Return the records of `d` as rows of a 2-D array (one row per record, even for no records)."""
     return d.reshape(len(d), int(np.prod(d.shape[1:], dtype=int)))
 
 
 def _equal_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Return, per record, whether a and b hold the same record (NaN equal to NaN)."""
-    a, b = _rows(a), _rows(b)
+    a, b = as_rows(a), as_rows(b)
     if a.dtype != b.dtype:
         a, b = a.astype(object), b.astype(object)
     same = np.asarray(a == b, dtype=bool) | (np.asarray(a != a, dtype=bool) & np.asarray(b != b, dtype=bool))

@@ -22,7 +22,7 @@ import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.laplace import laplace
-from dpaudit.mechanisms.neighbours import NeighbourCheck
+from dpaudit.mechanisms.neighbours import NeighbourCheck, as_rows
 from dpaudit.mechanisms.randomized_response import randomized_response
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.validation import check_int, check_real
@@ -147,11 +147,11 @@ def shuffle(randomizer: Mechanism, num_users: Optional[int] = None) -> Mechanism
 def group_pair(d0: np.ndarray, d1: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Return (d0, d0 with k records like d0's differing one replaced as in d1): a pair k records apart."""
     a, b = np.asarray(d0), np.asarray(d1)
-    diff = np.flatnonzero(np.any(a.reshape(len(a), -1) != b.reshape(len(b), -1), axis=1))
+    diff = np.flatnonzero(np.any(as_rows(a) != as_rows(b), axis=1))
     if len(diff) != 1:
         raise InvalidParameterError("group needs a default pair that differs in exactly one record.")
     j = diff[0]
-    same = np.flatnonzero(np.all(a.reshape(len(a), -1) == a[j].reshape(1, -1), axis=1))
+    same = np.flatnonzero(np.all(as_rows(a) == a[j].reshape(1, -1), axis=1))
     if len(same) < k:
         raise InvalidParameterError(f"group of size {k} needs {k} equal records in the default pair; it has {len(same)}.")
     other = a.copy()
@@ -161,7 +161,7 @@ def group_pair(d0: np.ndarray, d1: np.ndarray, k: int) -> tuple[np.ndarray, np.n
 
 def _chain_check(inner: NeighbourCheck | None, k: int) -> NeighbourCheck:
     def check(a: np.ndarray, b: np.ndarray) -> Optional[str]:
-        diff = np.flatnonzero(np.any(a.reshape(len(a), -1) != b.reshape(len(b), -1), axis=1))
+        diff = np.flatnonzero(np.any(as_rows(a) != as_rows(b), axis=1))
         if len(diff) > k:
             return f"they differ in {len(diff)} records, more than the group size {k}"
         step = a.copy()

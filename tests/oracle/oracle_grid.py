@@ -261,17 +261,33 @@ def _game(cell: dict[str, Any], runs: int, canaries: int):
     return MultiRun(runs) if cell["game"] == MultiRun.name else OneRun(canaries)
 
 
+def declared_builtins() -> tuple[str, ...]:
+    """Return the correct built-ins that declare their records: canary targets of their own claim."""
+    from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms
+
+    return tuple(name for name in list_mechanisms()
+                 if (m := get_mechanism(name)).records is not None and m.buggy is False)
+
+
+def _canary_mechanism(cell: dict[str, Any], epsilon: float):
+    """Return the blind mechanism of the cell, or a correct built-in claiming its own ε plus `epsilon` (slow grid: 0)."""
+    from dpaudit.mechanisms import blackbox, get_mechanism
+
+    if cell["target"] != "blind":
+        mech = get_mechanism(cell["target"])
+        return mech.with_claim(epsilon=mech.claim.epsilon + epsilon)
+    spec, fn = _canary_records(cell["records"])
+    pair = _canary_pair(cell["records"], cell["relation"])
+    return blackbox(fn, epsilon=epsilon, delta=cell["claim_delta"], relation=cell["relation"], records=spec,
+                    default_pair=pair, null_record=0.0 if cell["records"] != "category" else None)
+
+
 def run_canaries(cell: dict[str, Any], seed: int, epsilon: float) -> str:
     from dpaudit.attacks.canary_scores import scorer_by_name
     from dpaudit.audit import audit_canaries
-    from dpaudit.mechanisms import blackbox
-
-    spec, fn = _canary_records(cell["records"])
-    pair = _canary_pair(cell["records"], cell["relation"])
 
     def call():
-        mech = blackbox(fn, epsilon=epsilon, delta=cell["claim_delta"], relation=cell["relation"], records=spec,
-                        default_pair=pair, null_record=0.0 if cell["records"] != "category" else None)
+        mech = _canary_mechanism(cell, epsilon)
         scorer = None if cell["scorer"] is None else scorer_by_name(cell["scorer"])
         return audit_canaries(mech, game=_game(cell, RUNS, ONE_RUN_CANARIES), bound=_bound(cell), canary=cell["canary"],
                               scorer=scorer, seed=seed)
@@ -292,6 +308,7 @@ def canaries_entry() -> Entry:
     from dpaudit.mechanisms.base import Relation
 
     return Entry("audit_canaries", {
+        "target": ("blind", *declared_builtins()),
         "records": ("vector", "category", "box", "none"),
         "relation": tuple(r.value for r in Relation),
         "canary": tuple(CANARY_MODES),
