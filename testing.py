@@ -93,9 +93,8 @@ def _reproduce(mechanism: Mechanism, result: AuditResult, default_pair: bool) ->
     if default_pair and mechanism.name in list_mechanisms() and mechanism.buggy is not None:
         accepted = inspect.signature(factory(mechanism.name)).parameters  # params may also hold facts, not inputs
         params = " ".join(f"--param {shlex.quote(f'{k}={v!r}')}" for k, v in mechanism.params.items() if k in accepted)
-        auto = result.lower_bound.details["auto"]
         return " ".join(filter(None, [
-            f"dpaudit audit {mechanism.name}", params, f"--trials auto --max-trials {auto['max_trials']}",
+            f"dpaudit audit {mechanism.name}", params, f"--trials auto --max-trials {result.phases.auto.max_trials}",
             f"--seed {result.seed} --confidence {confidence:g}",
         ]))
     test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]

@@ -1,4 +1,4 @@
-"""The two membership games an audit can play, as small frozen objects.
+"""The games an audit can play, as small frozen objects: the two membership games and the two-dataset game.
 
 `MultiRun(runs)`: R independent runs of the mechanism, each with or without
 the canary (Jagielski, Ullman, Oprea, NeurIPS 2020; Nasr et al., IEEE S&P
@@ -17,7 +17,7 @@ import dataclasses
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_int
 
-__all__ = ["Game", "MultiRun", "OneRun", "game_from_name"]
+__all__ = ["Game", "MultiRun", "OneRun", "TwoDataset", "game_from_name"]
 
 MIN_RUNS = 4
 
@@ -74,13 +74,34 @@ class OneRun:
         return cls(canaries, guesses=guesses)
 
 
-Game = MultiRun | OneRun
-"""Either membership game."""
+@dataclasses.dataclass(frozen=True)
+class TwoDataset:
+    """Outputs of the mechanism on two neighbouring datasets, `trials` on each, and a test telling them apart.
+
+    The two-dataset audit (`audit_mechanism`) plays it: a test chosen on
+    some outputs, its errors counted on fresh ones (or every output counted
+    and bounded by bands), its evidence certified by `certify`.
+
+    Attributes:
+        trials: outputs drawn from each dataset (at least 10).
+    """
+
+    trials: int = 1_000_000
+    name = "two-dataset"
+
+    def __post_init__(self) -> None:
+        check_int(self.trials, "trials", "TwoDataset", low=10)
 
 
-def game_from_name(name: str) -> type[MultiRun] | type[OneRun]:
-    """Return the game class called `name` ("multi-run" or "one-run")."""
-    for game in (MultiRun, OneRun):
+Game = MultiRun | OneRun | TwoDataset
+"""Any game: the two membership games, or the two-dataset game."""
+
+
+def game_from_name(name: str) -> type[MultiRun] | type[OneRun] | type[TwoDataset]:
+    """Return the game class called `name` ("multi-run", "one-run" or "two-dataset")."""
+    for game in (MultiRun, OneRun, TwoDataset):
         if game.name == name:
             return game
-    raise InvalidParameterError(f"The game must be '{MultiRun.name}' or '{OneRun.name}'; got {name!r} instead.")
+    raise InvalidParameterError(
+        f"The game must be '{MultiRun.name}', '{OneRun.name}' or '{TwoDataset.name}'; got {name!r} instead."
+    )

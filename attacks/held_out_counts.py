@@ -6,8 +6,11 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+from dpaudit.attacks.distinguish import DistinguishingTest
+from dpaudit.attacks.sampling import draw_checked
+from dpaudit.mechanisms.base import Mechanism
 
-__all__ = ["HeldOutCounts"]
+__all__ = ["CountRejections", "HeldOutCounts"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,3 +51,25 @@ class HeldOutCounts:
         return {"held_out_d0": self.n0, "held_out_d1": self.n1, "false_positives": self.false_positives,
                 "false_negatives": self.false_negatives,
                 "interval": "two-rates" if self.direction is None else "ratio"}
+
+
+@dataclasses.dataclass(frozen=True)
+class CountRejections:
+    """A chunk's work: draw Poisson(size) outputs on each of d0 and d1 and count where `test` guesses D1.
+
+    Outputs of another `shape` than the selection's stop the audit (`MechanismError`).
+
+    Returns [rejections among d0 outputs, rejections among d1 outputs,
+    outputs drawn on d0, outputs drawn on d1] (`HeldOutCounts.from_rejections`).
+    """
+
+    mechanism: Mechanism
+    d0: Any
+    d1: Any
+    test: DistinguishingTest
+    shape: tuple[int, ...]
+
+    def __call__(self, size: int, seed: np.random.SeedSequence) -> np.ndarray:
+        out0, out1 = draw_checked(self.mechanism, self.d0, self.d1, size, seed, self.shape)
+        rejected = [np.count_nonzero(self.test.rejects(out)) if len(out) else 0 for out in (out0, out1)]
+        return np.array([*rejected, len(out0), len(out1)], dtype=np.int64)

@@ -12,10 +12,13 @@ NaN outputs sort above every number (numpy's order), a fixed rule.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
+from dpaudit.attacks.sampling import draw_checked
+from dpaudit.mechanisms.base import Mechanism
 
-__all__ = ["OutputHistogram", "cell_counts", "grid_from"]
+__all__ = ["CountCells", "OutputHistogram", "cell_counts", "grid_from"]
 
 GRID_SIZE = 4096
 """Grid values at most: the pooled distinct outputs when fewer, else quantiles dense in both tails."""
@@ -90,3 +93,22 @@ class OutputHistogram:
         if d1_high:
             return (self.n0 - at_or_below0, at_or_below1) if strict else (self.n0 - below0, below1)
         return (below0, self.n1 - below1) if strict else (at_or_below0, self.n1 - at_or_below1)
+
+
+@dataclasses.dataclass(frozen=True)
+class CountCells:
+    """A chunk's work for scalar outputs: draw Poisson(size) outputs on each of d0 and d1 and count them in `grid`'s cells.
+
+    Returns [cell counts of d0 outputs, cell counts of d1 outputs]
+    (`cell_counts`, 2G + 1 each; `OutputHistogram.from_vector`).
+    """
+
+    mechanism: Mechanism
+    d0: Any
+    d1: Any
+    grid: np.ndarray
+    shape: tuple[int, ...]
+
+    def __call__(self, size: int, seed: np.random.SeedSequence) -> np.ndarray:
+        out0, out1 = draw_checked(self.mechanism, self.d0, self.d1, size, seed, self.shape)
+        return np.concatenate([cell_counts(self.grid, out0), cell_counts(self.grid, out1)]).astype(np.int64)

@@ -14,82 +14,58 @@ and reports, `cli/` the `dpaudit` command.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from dpaudit.attacks.games import MultiRun, OneRun
-    from dpaudit.attacks.observations import Observations
-    from dpaudit.audit.audits.canaries import audit_canaries, audit_scores
-    from dpaudit.audit.audits.dpsgd import DPSGDInterrupted, audit_dpsgd
-    from dpaudit.audit.audits.suite import SuiteTable, run_suite
-    from dpaudit.audit.audits.tracing import audit_tracing
-    from dpaudit.audit.audits.two_dataset import audit_mechanism
-    from dpaudit.audit.estimators.certify import Bound
-    from dpaudit.audit.estimators.lower_bound import LowerBound
-    from dpaudit.audit.estimators.thresholds import Bonferroni, DominatingPair, Split
-    from dpaudit.audit.execution.runner import Backend
-    from dpaudit.audit.execution.runs import Execution
-    from dpaudit.audit.results.report import write_report
-    from dpaudit.audit.results.result import AuditResult, MembershipResult, Result
-    from dpaudit.audit.theory.upper_bound import UpperBound
-    from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
-    from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
+from typing import Any
 
 _HOMES = {
+    # entry points
     "audit_mechanism": "dpaudit.audit.audits.two_dataset",
     "audit_canaries": "dpaudit.audit.audits.canaries",
     "audit_scores": "dpaudit.audit.audits.canaries",
     "audit_dpsgd": "dpaudit.audit.audits.dpsgd",
-    "DPSGDInterrupted": "dpaudit.audit.audits.dpsgd",
     "audit_tracing": "dpaudit.audit.audits.tracing",
     "run_suite": "dpaudit.audit.audits.suite",
-    "SuiteTable": "dpaudit.audit.audits.suite",
+    "recertify": "dpaudit.audit.audits.recertify",
+    # games and what they play with
     "MultiRun": "dpaudit.attacks.games",
     "OneRun": "dpaudit.attacks.games",
+    "TwoDataset": "dpaudit.attacks.games",
     "Observations": "dpaudit.attacks.observations",
+    "HeldOutCounts": "dpaudit.attacks.held_out_counts",
+    "OutputHistogram": "dpaudit.attacks.output_histogram",
+    "InputSpace": "dpaudit.attacks.pair_search",
+    "InnerProduct": "dpaudit.attacks.canary_scores",
+    "OutputStatistic": "dpaudit.attacks.canary_scores",
+    "AutoBudget": "dpaudit.audit.audits.auto_trials",
+    "DPSGDConfig": "dpaudit.mechanisms.dpsgd.config",
+    "UserTrainer": "dpaudit.mechanisms.dpsgd.user_trainer",
+    # how evidence is certified
     "Bound": "dpaudit.audit.estimators.certify",
+    "BestOf": "dpaudit.audit.estimators.thresholds",
     "DominatingPair": "dpaudit.audit.estimators.thresholds",
+    "SimultaneousBands": "dpaudit.audit.estimators.thresholds",
     "Split": "dpaudit.audit.estimators.thresholds",
     "Bonferroni": "dpaudit.audit.estimators.thresholds",
+    "TwoRates": "dpaudit.audit.estimators.intervals",
+    "RatioInterval": "dpaudit.audit.estimators.intervals",
+    "Bands": "dpaudit.audit.estimators.intervals",
     "LowerBound": "dpaudit.audit.estimators.lower_bound",
     "UpperBound": "dpaudit.audit.theory.upper_bound",
-    "Backend": "dpaudit.audit.execution.runner",
-    "Execution": "dpaudit.audit.execution.runs",
+    # where it runs
+    "Execution": "dpaudit.audit.execution.execution",
+    "Backend": "dpaudit.audit.execution.backends",
+    "Interrupted": "dpaudit.audit.execution.interrupted",
+    "DPSGDInterrupted": "dpaudit.audit.audits.dpsgd",
+    # results
     "Result": "dpaudit.audit.results.result",
     "AuditResult": "dpaudit.audit.results.result",
     "MembershipResult": "dpaudit.audit.results.result",
+    "Phases": "dpaudit.audit.results.phases",
+    "SuiteTable": "dpaudit.audit.audits.suite",
     "write_report": "dpaudit.audit.results.report",
-    "DPSGDConfig": "dpaudit.mechanisms.dpsgd.config",
-    "UserTrainer": "dpaudit.mechanisms.dpsgd.user_trainer",
 }
+"""Every public name of `dpaudit.audit` → the module it lives in: the one list (`__all__` is its keys)."""
 
-__all__ = [
-    "AuditResult",
-    "Backend",
-    "Bonferroni",
-    "Bound",
-    "DPSGDConfig",
-    "DPSGDInterrupted",
-    "DominatingPair",
-    "Execution",
-    "LowerBound",
-    "MembershipResult",
-    "MultiRun",
-    "Observations",
-    "OneRun",
-    "Result",
-    "Split",
-    "SuiteTable",
-    "UpperBound",
-    "UserTrainer",
-    "audit_canaries",
-    "audit_dpsgd",
-    "audit_mechanism",
-    "audit_scores",
-    "audit_tracing",
-    "run_suite",
-    "write_report",
-]
+__all__ = sorted(_HOMES)
 
 
 def __getattr__(name: str) -> Any:

@@ -27,7 +27,8 @@ import argparse
 import numpy as np
 from best_achievable import SVT_SCALES, best_event_bound, svt_first_above_law
 from dpaudit.attacks.distinguish import select_test
-from dpaudit.audit.audits.selection_policy import discrete_level, held_out_direction, projected_bound
+from dpaudit.attacks.selection_budget import discrete_level
+from dpaudit.audit.estimators.projection import held_out_direction, projected_bound
 from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
 from dpaudit.mechanisms.registry import get_mechanism
 from dpaudit.mechanisms.sparse_vector import cut_off

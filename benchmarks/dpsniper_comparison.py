@@ -61,7 +61,7 @@ def run(trials: int, seeds: range, confidence: float) -> list[dict]:
         results = [audit_mechanism(mech, trials=trials, seed=s, confidence=confidence, interval="ratio") for s in seeds]
         seconds = (time.perf_counter() - start) / len(results)
         ours = [r.lower_bound.epsilon for r in results]
-        exact = best_achievable(mech, n=results[0].lower_bound.details["held_out"], beta=1.0 - confidence)
+        exact = best_achievable(mech, n=results[0].phases.held_out, beta=1.0 - confidence)
         rows.append({
             "mechanism": name, "true_epsilon": truth, "dpsniper": theirs, "dpsniper_samples": DPSNIPER_SAMPLES,
             "ours": ours, "seeds": list(seeds), "trials": trials, "seconds": seconds,

@@ -53,7 +53,7 @@ def auto() -> None:
     fixed = audit_mechanism(mech, [0.0], [1.0], trials=200_000, seed=0)
     print(f"2e5 trials: lower {fixed.lower_bound.epsilon:.3f} ({fixed.verdict})")
     res = audit_mechanism(mech, [0.0], [1.0], trials="auto", seed=0)
-    auto = res.lower_bound.details["auto"]
+    auto = res.phases.auto.to_dict()
     print(f"auto: lower {res.lower_bound.epsilon:.3f} ({res.verdict}), {len(auto['rounds'])} rounds, "
           f"{auto['trials_drawn']:,} trials drawn, stopped: {auto['stopped']}")
 
@@ -69,7 +69,7 @@ def suite(seed: int) -> None:
         wrong += not ok
         print(f"{name:34s} {'buggy' if mech.buggy else 'correct':8s} {res.verdict:10s} "
               f"{res.lower_bound.epsilon:8.3f} (claim {mech.claim.epsilon:g}) "
-              f"{res.lower_bound.details['auto']['trials_drawn']:>11,} trials{'' if ok else '  WRONG'}", flush=True)
+              f"{res.phases.auto.trials_drawn:>11,} trials{'' if ok else '  WRONG'}", flush=True)
     print(f"wrong verdicts: {wrong}")
 
 

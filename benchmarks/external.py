@@ -68,8 +68,8 @@ def least(fn, repeats):
 
 def measure(mech, outputs, trials, repeats):
     """Return (seconds of the first one-output draw, outputs per second in the audit's chunks, seconds of one audit)."""
+    from dpaudit.attacks.sampling import chunk_sizes, per_chunk
     from dpaudit.audit import audit_mechanism
-    from dpaudit.audit.execution.runner import chunk_sizes, per_chunk
     from dpaudit.mechanisms.external import unit_sum_pair
 
     assert per_chunk(1) == CHUNK

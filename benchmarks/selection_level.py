@@ -1,6 +1,6 @@
 """How the test-selection level trades tail thresholds against selection noise.
 
-`dpaudit.audit.audits.selection_policy.SELECTION_LEVEL` is the one-sided level of the
+`dpaudit.attacks.selection_budget.SELECTION_LEVEL` is the one-sided level of the
 Clopper–Pearson bounds that replace the selection counts when the test is
 chosen. Too weak and far-tail thresholds win by luck (the winner's curse
 among hundreds of candidates); too strong and the test stays in the bulk
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 
-import dpaudit.audit.audits.selection_policy as selection
+import dpaudit.attacks.selection_budget as selection
 import numpy as np
 from dpaudit.audit import audit_mechanism
 from dpaudit.mechanisms import get_mechanism

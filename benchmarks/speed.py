@@ -15,11 +15,14 @@ import time
 
 import numpy as np
 from dpaudit.attacks.distinguish import best_threshold, select_test
+from dpaudit.attacks.held_out_counts import CountRejections
 from dpaudit.attacks.output_scorers import Coordinate
-from dpaudit.audit.audits.selection_policy import projected_bound, split_budget
+from dpaudit.attacks.sampling import chunk_sizes, draw, per_chunk
+from dpaudit.attacks.selection_budget import split_budget
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
-from dpaudit.audit.execution.runner import CountRejections, chunk_sizes, draw, per_chunk, run_inline, seeds
+from dpaudit.audit.estimators.projection import projected_bound
+from dpaudit.audit.execution.runner import run_inline, seeds
 from dpaudit.mechanisms.registry import get_mechanism
 from rich.console import Console
 from rich.table import Table
@@ -95,7 +98,7 @@ def main() -> None:
     t_numpy, _ = seconds(lambda: (rng.laplace(0.0, 1.0, TRIALS), rng.laplace(0.0, 1.0, TRIALS)))
     t_audit, result = seconds(lambda: audit_mechanism(mech, trials=TRIALS, seed=SEED))
     best = best_one_threshold_bound(TRIALS)
-    best_held = best_one_threshold_bound(result.lower_bound.details["held_out"])
+    best_held = best_one_threshold_bound(result.phases.held_out)
 
     table = Table(title=f"Laplace ε = 1, {TRIALS:,} trials per dataset, seed {SEED}")
     table.add_column("measure")

@@ -24,6 +24,7 @@ import time
 from typing import Callable
 
 import numpy as np
+from dpaudit.audit.results import phases
 from dpaudit.audit.results.result import VIOLATION, AuditResult
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_int
@@ -118,7 +119,7 @@ def audit_in_rounds(run_round: Round, *, seed: int, confidence: float, epsilon: 
 
     `run_round(trials, seed, confidence)` runs one whole audit; the rounds
     are `first`, 2·`first`, … trials, planned before any of them runs. Its
-    details gain `auto`: the rounds run (trials, seed, bound), the trials
+    `phases.auto` lists the rounds run (trials, seed, bound), the trials
     drawn in all, why the rounds stopped, and the budget.
     """
     start = time.perf_counter()
@@ -147,13 +148,11 @@ def _over_time(last: AuditResult, start: float, max_seconds: float) -> bool:
 
 
 def _combined(rounds: list[AuditResult], *, confidence: float, stopped: str, budget: AutoBudget) -> AuditResult:
+    """Return the round with the largest bound, its bound at `confidence` over all rounds and `phases.auto` listing them."""
     best = max(rounds, key=lambda r: r.lower_bound.epsilon)
-    drawn = sum(r.lower_bound.trials for r in rounds)
-    auto = {
-        "rounds": [{"trials": r.lower_bound.trials, "seed": r.seed, "epsilon": r.lower_bound.epsilon,
-                    "confidence": r.lower_bound.confidence} for r in rounds],
-        "trials_drawn": drawn, "stopped": stopped,
-        "max_trials": budget.max_trials, "max_seconds": budget.max_seconds, "tight": budget.tight,
-    }
-    lower = dataclasses.replace(best.lower_bound, confidence=confidence, details={**best.lower_bound.details, "auto": auto})
-    return dataclasses.replace(best, lower_bound=lower)
+    auto = phases.AutoRounds(
+        rounds=tuple(phases.Round(r.lower_bound.trials, r.seed, r.lower_bound.epsilon, r.lower_bound.confidence) for r in rounds),
+        stopped=stopped, max_trials=budget.max_trials, max_seconds=budget.max_seconds, tight=budget.tight,
+    )
+    return dataclasses.replace(best, lower_bound=dataclasses.replace(best.lower_bound, confidence=confidence),
+                               phases=dataclasses.replace(best.phases, auto=auto))

@@ -10,7 +10,6 @@ accountant for Opacus) and dpaudit's PLD upper bound of what the code does.
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,10 +31,12 @@ from dpaudit.attacks.games import Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.audits.membership import Played, Subject, run_membership_audit
 from dpaudit.audit.estimators.certify import Bound
+from dpaudit.audit.execution.execution import Execution
 from dpaudit.audit.execution.fingerprint import fingerprint
-from dpaudit.audit.execution.progress import trial_progress
+from dpaudit.audit.execution.interrupted import Interrupted
+from dpaudit.audit.execution.progress import progress_of
 from dpaudit.audit.execution.run_store import RunStore
-from dpaudit.audit.execution.runs import Execution, run_each
+from dpaudit.audit.execution.runs import run_each
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.audit.theory.upper_bound import upper_bound
 from dpaudit.mechanisms.base import Claim, Relation
@@ -45,19 +46,16 @@ from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
 from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.validation import check_int
 
-__all__ = ["DPSGDInterrupted", "Execution", "audit_dpsgd"]
+__all__ = ["DPSGDInterrupted", "audit_dpsgd"]
 
 MIN_RUNS = 10
 USER_DATA, CANARIES_ONLY = "user", "canaries"
 DATASET_CHOICES = (USER_DATA, CANARIES_ONLY)
 
 
-class DPSGDInterrupted(KeyboardInterrupt):
-    """Ctrl-C during the training runs; `finished` runs are saved in `folder` (None without a results folder)."""
-
-    def __init__(self, finished: int, total: int, folder: Path | None) -> None:
-        super().__init__()
-        self.finished, self.total, self.folder = finished, total, folder
+DPSGDInterrupted = Interrupted
+"""The name this interruption had before every audit shared `Interrupted`: Ctrl-C during the training runs,
+`done` of `total` runs saved in `store` (None without a results folder)."""
 
 
 def audit_dpsgd(
@@ -95,7 +93,8 @@ def audit_dpsgd(
             "canaries" (the canaries alone). Sound for each: the claim is for
             every dataset; fewer rows leave the canary's gradient fewer
             others to hide among, so the audit is stronger.
-        execution: results folder and resume, Dask workers or scheduler, progress bar.
+        execution: where the runs go (`Execution`: Dask workers or scheduler, progress, the run store to keep
+            finished runs in and resume from).
         seed: one seed for θ₀, the canaries, every run and the estimator.
 
     Returns:
@@ -109,7 +108,7 @@ def audit_dpsgd(
 
     Raises:
         InvalidParameterError: on bad input (one sentence).
-        DPSGDInterrupted: on Ctrl-C, after saving the finished runs in the results folder.
+        Interrupted: on Ctrl-C, after saving the finished runs in the run store.
     """
     config = config or DPSGDConfig()
     owner = "audit_dpsgd"
@@ -140,7 +139,7 @@ def audit_dpsgd(
         setup["fingerprint"] = fingerprint(setup=setup, target=_identity(target, config), canaries=made,
                                            trained_on=(data.x, data.y), game=game)
         nonlocal store
-        store = RunStore(execution.out, setup, resume=execution.resume) if execution.out else None
+        store = RunStore(execution.store, setup, resume=execution.resume) if execution.store else None
         if one_run:
             obs = _one_run(played, m, game_rng, seed, store)
         else:
@@ -250,14 +249,14 @@ def _multi_run(game: DPSGDGame, runs: int, rng: np.random.Generator, seed: int, 
             member = bool(members[index]) if k == 1 else [bool(b) for b in members[index]]
             store.append({"run": index, "member": member, "score": scores[index]})
 
-    with trial_progress(runs, label="training runs", enabled=execution.progress) as bar:
+    with progress_of(execution.progress, runs, label="training runs") as bar:
         if bar and scores:
             bar(len(scores))
         try:
             run_each(lambda index: play_multi_run(game, index, members[index], seed), pending,
                      backend=execution.backend, finish=finish, progress=bar, worker_setup=one_torch_thread)
         except KeyboardInterrupt:
-            raise DPSGDInterrupted(len(scores), runs, store.path if store else None) from None
+            raise Interrupted(None, done=len(scores), total=runs, store=store.path if store else None) from None
     table, truth = np.array([scores[i] for i in range(runs)]).reshape(runs, k), members.reshape(runs, k)
     arms = tuple(Observations(table[:, j], truth[:, j]) for j in range(k))
     return arms[0] if k == 1 else arms

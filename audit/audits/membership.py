@@ -100,5 +100,5 @@ def run_membership_audit(
     return MembershipResult(
         game=game.name, lower_bound=lower, scorer=played.scorer, seconds=time.perf_counter() - start, seed=seed,
         mechanism=subject.name, params=dict(subject.params), claim=subject.claim,
-        upper_bound=subject.upper_bound(delta), observations=observations, attack=attack,
+        upper_bound=subject.upper_bound(delta), observations=observations, attack=attack, game_spec=game, bound=bound,
     )

@@ -24,10 +24,10 @@ from dpaudit.audit.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from dpaudit.audit.execution.runner import AuditInterrupted
+    from dpaudit.audit.execution.interrupted import Interrupted
     from dpaudit.audit.execution.time_limit import Limit
 
-INTERVALS = LazyChoices("dpaudit.audit.audits.two_dataset", "INTERVALS")
+INTERVALS = LazyChoices("dpaudit.audit.estimators.intervals", "INTERVALS")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -37,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
     """
     from dpaudit.audit.audits.auto_trials import AUTO, AutoBudget
     from dpaudit.audit.audits.two_dataset import audit_mechanism
-    from dpaudit.audit.execution.progress import trial_progress
-    from dpaudit.audit.execution.runner import AuditInterrupted
+    from dpaudit.audit.execution.execution import Execution
+    from dpaudit.audit.execution.interrupted import Interrupted
     from dpaudit.audit.execution.time_limit import Limit, TimeLimit, time_limit
     from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 
@@ -51,19 +51,17 @@ def run(args: argparse.Namespace) -> int:
         raise InvalidParameterError(f"{flags} budget the rounds of --trials auto; with a fixed --trials {args.trials:,} "
                                     "they would do nothing: pass --trials auto, or drop them.")
     budget = AutoBudget(**{key: value for key, value in given.items() if value is not None})
-    total = budget.max_trials if args.trials == AUTO else args.trials
+    execution = Execution(workers=args.workers, scheduler=args.scheduler, progress=progress_wanted(args))
     limit = Limit(args.timeout)
     if args.timeout is not None:
         _load_audit_libraries()
     try:
-        with time_limit(limit), user_output_to_stderr(), \
-                trial_progress(total, label=f"auditing {mech.name}", enabled=progress_wanted(args)) as progress:
+        with time_limit(limit), user_output_to_stderr():
             result = audit_mechanism(
                 mech, args.d0, args.d1, trials=args.trials, seed=args.seed, confidence=args.confidence,
-                progress=progress, workers=args.workers, scheduler=args.scheduler, search=args.search,
-                interval=args.interval, budget=budget,
+                search=args.search, interval=args.interval, budget=budget, execution=execution,
             )
-    except AuditInterrupted as stop:
+    except Interrupted as stop:
         return _stopped_early(stop, limit, mech.name, args.json)
     except TimeLimit:
         raise MechanismError(
@@ -80,7 +78,7 @@ def _load_audit_libraries() -> None:
         importlib.import_module(name)
 
 
-def _stopped_early(stop: AuditInterrupted, limit: Limit, name: str, as_json: bool) -> int:
+def _stopped_early(stop: Interrupted, limit: Limit, name: str, as_json: bool) -> int:
     """Print the bound of the held-out trials that finished before Ctrl-C or the --timeout; return the exit status.
 
     Ctrl-C: 130. Time limit: 1 if those trials certify a violation, else 3 (the mechanism hung).
@@ -88,17 +86,17 @@ def _stopped_early(stop: AuditInterrupted, limit: Limit, name: str, as_json: boo
     from dpaudit.audit.results.result import VIOLATION
     from dpaudit.mechanisms.errors import MechanismError
 
-    if stop.result is None and limit.expired:
+    if stop.partial is None and limit.expired:
         raise MechanismError(f"Mechanism '{name}' did not finish within the --timeout of {limit.seconds:g} seconds.")
-    if stop.result is None:
+    if stop.partial is None:
         raise stop
-    held = stop.result.lower_bound.details["held_out"]
+    held = stop.partial.phases.held_out
     why = f"stopped by the --timeout of {limit.seconds:g} seconds" if limit.expired else "interrupted"
     print(f"dpaudit: {why}; the bound below uses the {held:,} held-out trials per dataset that finished.", file=sys.stderr)
-    show(stop.result, as_json)
+    show(stop.partial, as_json)
     if not limit.expired:
         return 130
-    return 1 if stop.result.verdict == VIOLATION else CRASH
+    return 1 if stop.partial.verdict == VIOLATION else CRASH
 
 
 def _trials_argument(text: str) -> int | str:

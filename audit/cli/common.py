@@ -82,8 +82,8 @@ class HelpFormatter(argparse.HelpFormatter):
         return super()._expand_help(action)
 
 
-ESTIMATORS = LazyChoices("dpaudit.audit.estimators.certify", "ESTIMATORS")
-"""The four estimator names, as `dpaudit.audit.estimators.certify.ESTIMATORS` has them."""
+ESTIMATORS = LazyChoices("dpaudit.audit.estimators.certify", "MEMBERSHIP_ESTIMATORS")
+"""The four estimator names of membership scores (`dpaudit.audit.estimators.certify.MEMBERSHIP_ESTIMATORS`)."""
 
 
 # ---- mechanism resolution and --param

@@ -42,8 +42,9 @@ def run(args: argparse.Namespace) -> int:
     """Run the DP-SGD audit; return the exit status."""
     check_output_paths(args)
     game, bound = game_and_bound(args, GAME, delta=args.at_delta)
-    from dpaudit.audit.audits.dpsgd import DPSGDInterrupted, audit_dpsgd  # torch: only once the flags are checked
-    from dpaudit.audit.execution.runs import Execution
+    from dpaudit.audit.audits.dpsgd import audit_dpsgd  # torch: only once the flags are checked
+    from dpaudit.audit.execution.execution import Execution
+    from dpaudit.audit.execution.interrupted import Interrupted
 
     with user_output_to_stderr():
         target = _target(args.target)
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         sample_rate=args.sample_rate, steps=args.steps, learning_rate=args.learning_rate, batching=args.batching,
         delta=args.delta, bug=args.bug,
     )
-    execution = Execution(out=args.store, resume=args.resume, workers=args.workers, scheduler=args.scheduler,
+    execution = Execution(store=args.store, resume=args.resume, workers=args.workers, scheduler=args.scheduler,
                           progress=progress_wanted(args))
     try:
         with user_output_to_stderr():
@@ -63,9 +64,9 @@ def run(args: argparse.Namespace) -> int:
                 threat=args.threat, scorer=args.scorer, execution=execution, seed=args.seed,
                 **({"dataset": _dataset(args.data)} if user else {}),
             )
-    except DPSGDInterrupted as stop:
-        where = f"; they are saved in {stop.folder}, rerun with --resume" if stop.folder else " (pass --store to keep runs)"
-        print(f"dpaudit: interrupted after {stop.finished} of {stop.total} training runs{where}.", file=sys.stderr)
+    except Interrupted as stop:
+        where = f"; they are saved in {stop.store}, rerun with --resume" if stop.store else " (pass --store to keep runs)"
+        print(f"dpaudit: interrupted after {stop.done} of {stop.total} training runs{where}.", file=sys.stderr)
         return 130
     return emit(result, args)
 

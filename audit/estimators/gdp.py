@@ -88,6 +88,8 @@ def gdp_result(
     details: Mapping[str, Any],
     fpr: float | None = None,
     fnr: float | None = None,
+    guesses: int | None = None,
+    correct: int | None = None,
 ) -> LowerBound:
     """Return the LowerBound of a certified μ: ε of μ-GDP at δ, labelled with its assumption.
 
@@ -100,7 +102,7 @@ def gdp_result(
     return LowerBound(
         epsilon=gdp_epsilon(delta=delta, mu=mu), confidence=confidence, method=method, delta=delta,
         trials=trials, fpr=fpr, fnr=fnr, assumption=GDP_ASSUMPTION,
-        details={**details, "mu": mu, "mu_statement": statement},
+        details={**details, "mu": mu, "mu_statement": statement}, guesses=guesses, correct=correct,
     )
 
 
@@ -165,5 +167,5 @@ def gdp_lower_bound(
     return gdp_result(
         test.value, delta=delta, confidence=confidence, method="gdp", trials=test.n0 + test.n1,
         fpr=test.fp / test.n0, fnr=test.fn / test.n1,
-        details={"canaries": obs.size, **test.details()},
+        details={"canaries": obs.size, **test.details()}, guesses=test.n0 + test.n1, correct=test.correct,
     )

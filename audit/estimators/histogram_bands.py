@@ -58,7 +58,7 @@ def histogram_lower_bound(hist: OutputHistogram, *, delta: float, confidence: fl
     value, details = _best_test(hist, 1.0 - confidence, lambda fpr, fnr: epsilon_objective(fpr, fnr, delta))
     return LowerBound(epsilon=max(value, 0.0), confidence=confidence, method="simultaneous-band", delta=delta,
                       trials=hist.n0 + hist.n1, fpr=details["fp"] / max(hist.n0, 1),
-                      fnr=details["fn"] / max(hist.n1, 1), details=details)
+                      fnr=details["fn"] / max(hist.n1, 1), details=details, test=details["test"])
 
 
 def histogram_gdp_bound(hist: OutputHistogram, *, delta: float, confidence: float) -> LowerBound:

@@ -19,8 +19,11 @@ class LowerBound:
     bound holds only if the trade-off curve is Gaussian-shaped).
 
     `fpr`/`fnr` are the observed (point-estimate) rates of the test whose
-    upper confidence bounds gave the number; `details` holds estimator-specific
-    evidence (counts, thresholds, numbers of canaries and guesses).
+    upper confidence bounds gave the number; `guesses` and `correct` count
+    the membership guesses the bound rests on and how many were right (None
+    for two-dataset tests); `test` names the test an estimator chose itself
+    (the bands' threshold), else None; `details` holds estimator-specific evidence for
+    the JSON (counts, thresholds, rules), which no other layer reads.
     """
 
     epsilon: float
@@ -32,6 +35,9 @@ class LowerBound:
     fnr: float | None = None
     assumption: str | None = None
     details: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    guesses: int | None = None
+    correct: int | None = None
+    test: str | None = None
 
     def meaning(self) -> str:
         """Return the one-sentence statement of what this bound certifies."""

@@ -236,6 +236,11 @@ class ThresholdTest:
     method: str = "clopper-pearson"
     extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
+    @property
+    def correct(self) -> int:
+        """Return the guesses the test got right: OUT below the threshold and IN at or above it."""
+        return self.n0 - self.fp + self.n1 - self.fn
+
     def details(self) -> dict[str, Any]:
         """Return the evidence for `LowerBound.details` (for bands, `beta_per_threshold` is each band's β/2)."""
         return {
@@ -505,5 +510,5 @@ def threshold_lower_bound(
         epsilon=test.value, confidence=confidence, method=test.method,
         delta=delta,
         trials=test.n0 + test.n1, fpr=test.fp / test.n0, fnr=test.fn / test.n1,
-        details={"canaries": obs.size, **test.details()},
+        details={"canaries": obs.size, **test.details()}, guesses=test.n0 + test.n1, correct=test.correct,
     )

@@ -8,13 +8,14 @@ spreads them evenly, and a worker that dies mid-batch is replaced and the
 batch rerun elsewhere (up to `distributed.scheduler.allowed-failures`
 times); the chunks' seeds are fixed, so the result is unchanged. Dask is an
 optional extra (`dpaudit[dask]`) and is imported only here, only when asked.
-`run_chunks` sends an audit's chunks where its `Backend` says: in process
-(`runner.run_inline`) or here.
+`Backend` says where an audit's work runs; `run_chunks` sends its chunks
+there: in process (`runner.run_inline`) or here.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import signal
 import threading
@@ -22,12 +23,15 @@ import uuid
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from dpaudit.audit.execution.runner import AuditInterrupted, Backend, Progress, Task, run_batch, run_inline
-from dpaudit.mechanisms.errors import DPAuditError, MechanismError
+from dpaudit.audit.execution.interrupted import Interrupted
+from dpaudit.audit.execution.runner import Progress, Task, run_batch, run_inline
+from dpaudit.mechanisms.errors import DPAuditError, InvalidParameterError, MechanismError
+from dpaudit.mechanisms.validation import check_int
 
 __all__ = [
     "BATCHES_PER_WORKER",
     "CONNECT_TIMEOUT",
+    "Backend",
     "MAX_BATCH",
     "NO_DASHBOARD",
     "BackendError",
@@ -57,6 +61,36 @@ LOCAL_CONFIG = {
 }
 # No dashboard; the scheduler's small health HTTP server takes a free local port, not 8787.
 NO_DASHBOARD = {"dashboard": False, "dashboard_address": "127.0.0.1:0"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Backend:
+    """Where chunks run: in this process (default), on `workers` local Dask processes, or at `scheduler`.
+
+    `workers` starts a `distributed.LocalCluster` of that many single-threaded
+    worker processes for the audit; `scheduler` is the address of a running
+    Dask scheduler (e.g. "tcp://10.0.0.5:8786"). Both need `dpaudit[dask]`,
+    and a script passing `workers` needs the `if __name__ == "__main__":`
+    guard, since worker processes are spawned and import the main module.
+    """
+
+    workers: int | None = None
+    scheduler: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.workers is not None:
+            object.__setattr__(self, "workers", check_int(self.workers, "workers", "Execution", low=1))
+        if self.scheduler is not None and not (isinstance(self.scheduler, str) and self.scheduler.strip()):
+            raise InvalidParameterError(
+                f"The 'scheduler' parameter of Execution must be a Dask scheduler address; got {self.scheduler!r} instead."
+            )
+        if self.workers is not None and self.scheduler is not None:
+            raise InvalidParameterError("Pass either 'workers' (a local cluster) or 'scheduler' (an existing one), not both.")
+
+    @property
+    def inline(self) -> bool:
+        """Return True when chunks run in this process."""
+        return self.workers is None and self.scheduler is None
 
 
 class BackendError(DPAuditError):
@@ -207,7 +241,7 @@ def run_dask(
             if progress:
                 progress(finished)
     except KeyboardInterrupt:
-        raise AuditInterrupted(total, done) from None
+        raise Interrupted(total, done=done, total=sum(sizes)) from None
     except MechanismError as exc:
         raise MechanismError(str(exc)) from None
     except KilledWorker as exc:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from typing import Iterator, TextIO
+from typing import Callable, Iterator, TextIO, Union
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-__all__ = ["DelayedBar", "compact", "trial_progress", "wanted"]
+__all__ = ["DelayedBar", "compact", "progress_of", "trial_progress", "wanted"]
 
 SHOW_AFTER = 1.0
 
@@ -96,3 +96,13 @@ def trial_progress(total: int, *, label: str, enabled: bool = True) -> Iterator[
         yield bar
     finally:
         bar.close()
+
+
+@contextlib.contextmanager
+def progress_of(spec: Union[bool, Callable[[int], None]], total: int, *, label: str) -> Iterator[Callable[[int], None] | None]:
+    """Yield the progress callback an `Execution`'s `progress` asks for: a bar (True), the callable itself, or None."""
+    if callable(spec) and not isinstance(spec, bool):
+        yield spec
+        return
+    with trial_progress(total, label=label, enabled=bool(spec)) as bar:
+        yield bar

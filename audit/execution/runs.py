@@ -10,34 +10,12 @@ result does not depend on where or in which order runs finish.
 
 from __future__ import annotations
 
-import dataclasses
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from dpaudit.audit.execution.backends import dask_client
-from dpaudit.audit.execution.runner import Backend, Progress
+from dpaudit.audit.execution.backends import Backend, dask_client
+from dpaudit.audit.execution.runner import Progress
 
-__all__ = ["Execution", "run_each"]
-
-
-@dataclasses.dataclass(frozen=True)
-class Execution:
-    """Where an audit's runs go: a results folder (and whether to resume it), Dask workers or scheduler, a progress bar.
-
-    `workers` and `scheduler` mean what they mean for `audit_mechanism` (a
-    local Dask cluster of that many processes, or a running scheduler's address).
-    """
-
-    out: str | Path | None = None
-    resume: bool = False
-    workers: int | None = None
-    scheduler: str | None = None
-    progress: bool = False
-
-    @property
-    def backend(self) -> Backend:
-        """Return the backend the runs execute on."""
-        return Backend(workers=self.workers, scheduler=self.scheduler)
+__all__ = ["run_each"]
 
 
 def run_each(

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
-from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.results.tradeoffs import TradeOff, event_tradeoff
 from dpaudit.audit.theory.profiles import epsilon_delta_tradeoff
 
@@ -83,17 +83,16 @@ def rate_box(false_positives: int, n0: int, false_negatives: int, n1: int, *, be
     )
 
 
-def result_box(lower: LowerBound) -> RateBox | None:
-    """Return the `RateBox` of a two-dataset lower bound from its held-out counts, or None without them.
+def result_box(result: AuditResult) -> RateBox | None:
+    """Return the `RateBox` of a two-dataset result from its held-out counts, or None without them.
 
     The box is that of the two-rates interval; for a result of the ratio
     interval its corner certifies less than the bound reported.
     """
-    details = lower.details
-    if not {"held_out", "false_positives", "false_negatives"} <= set(details):
+    e = result.evidence
+    if not isinstance(e, HeldOutCounts):
         return None
-    n0, n1 = (int(details.get(key, details["held_out"])) for key in ("held_out_d0", "held_out_d1"))
-    return rate_box(int(details["false_positives"]), n0, int(details["false_negatives"]), n1, beta=1.0 - lower.confidence)
+    return rate_box(e.false_positives, e.n0, e.false_negatives, e.n1, beta=1.0 - result.lower_bound.confidence)
 
 
 def region_bounds(epsilon: float, delta: float, alpha: np.ndarray = GRID) -> tuple[np.ndarray, np.ndarray]:
@@ -178,7 +177,7 @@ def plot_privacy_region(result: AuditResult, path: str | Path | None = None, ax:
     """
     from matplotlib.figure import Figure
 
-    box = result_box(result.lower_bound)
+    box = result_box(result)
     curve = None if event is None else event_tradeoff(event, relation=result.claim.relation.value)
     title = f"{result.mechanism}: {result.verdict}, ε_lower = {result.lower_bound.epsilon:.4g}"
     if ax is not None:

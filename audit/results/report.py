@@ -45,14 +45,13 @@ def _summary_rows(result: AuditResult) -> list[tuple[str, str]]:
         ("test (rejection set S)", result.test or "n/a"),
         ("samples per dataset", f"{lower.trials:,}"),
     ]
-    details = lower.details
-    if "selection" in details:
-        rows.append(("used to choose the test / held out", f"{details['selection']:,} / {details['held_out']:,}"))
-    box = result_box(lower)
+    if result.phases is not None:
+        rows.append(("used to choose the test / held out", f"{result.phases.selection:,} / {result.phases.held_out:,}"))
+    box = result_box(result)
     if box is not None:
         rows += [
-            ("false positives (outputs of D0 in S)", f"{details['false_positives']:,}"),
-            ("false negatives (outputs of D1 not in S)", f"{details['false_negatives']:,}"),
+            ("false positives (outputs of D0 in S)", f"{result.evidence.false_positives:,}"),
+            ("false negatives (outputs of D1 not in S)", f"{result.evidence.false_negatives:,}"),
             ("FPR observed / upper bound", f"{box.fpr:.6g} / {box.fpr_high:.6g}"),
             ("FNR observed / upper bound", f"{box.fnr:.6g} / {box.fnr_high:.6g}"),
         ]

@@ -8,11 +8,16 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.lower_bound import LowerBound, jsonable
+from dpaudit.audit.results.phases import Phases
 from dpaudit.audit.results.render import fmt, key_value_table, plain_text
 from dpaudit.audit.theory.upper_bound import UpperBound
 from dpaudit.mechanisms.base import Claim
 
 if TYPE_CHECKING:
+    from dpaudit.attacks.games import Game
+    from dpaudit.attacks.held_out_counts import HeldOutCounts
+    from dpaudit.attacks.output_histogram import OutputHistogram
+    from dpaudit.audit.estimators.certify import Bound
     from matplotlib.figure import Figure
     from rich.table import Table
 
@@ -111,10 +116,14 @@ class Result:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class AuditResult(Result):
-    """The result of a two-dataset audit (`audit_mechanism`): a fixed test's held-out error rates.
+    """The result of a two-dataset audit (`audit_mechanism`): a test's errors on the pair, certified.
 
-    `secondary` holds further bounds computed from the same counts under an
-    assumption (e.g. Gaussian DP), labelled so; they never decide the verdict.
+    `evidence` is what was certified (held-out counts of the chosen test,
+    or the histogram of every output), kept so that `recertify` can certify
+    it under another `Bound`; `phases` says what the audit's phases did.
+    `secondary` holds further bounds computed from the same evidence under
+    an assumption (e.g. Gaussian DP), labelled so; they never decide the
+    verdict.
     """
 
     mechanism: str
@@ -122,15 +131,21 @@ class AuditResult(Result):
     upper_bound: UpperBound
     test: str = ""
     secondary: tuple[LowerBound, ...] = ()
+    evidence: HeldOutCounts | OutputHistogram | None = dataclasses.field(default=None, repr=False, compare=False)
+    bound: Bound | None = None
+    phases: Phases | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON of one audit; keys are only ever added."""
+        lower = self.lower_bound.to_dict()
+        if self.phases is not None:
+            lower.update(jsonable(self.phases.to_dict()))
         out = {
             "mechanism": self.mechanism,
             "params": jsonable(self.params),
             "claim": self.claim.to_dict(),
             "upper_bound": self.upper_bound.to_dict(),
-            "lower_bound": self.lower_bound.to_dict(),
+            "lower_bound": lower,
             "verdict": self.verdict,
             "tightness": self.tightness,
             "seconds": round(self.seconds, 4),
@@ -144,17 +159,18 @@ class AuditResult(Result):
 
     def rows(self) -> list[tuple[str, str]]:
         """Return claim, bounds, test, observed rates, tightness, verdict and provenance."""
-        lb, ub = self.lower_bound, self.upper_bound
-        method = ", ".join([lb.method] + ([lb.details["interval"]] if "interval" in lb.details else []))
+        lb, ub, phases = self.lower_bound, self.upper_bound, self.phases
+        method = ", ".join([lb.method] + ([phases.interval] if phases is not None else []))
+        held = lb.trials if phases is None else phases.held_out
         return [
             ("claim", self.claim.describe()),
             ("upper bound (theory)", f"ε = {fmt(ub.epsilon)} at δ = {ub.delta:g} [{ub.method}]"),
             ("lower bound (certified)", f"ε = {lb.epsilon:.4f} at confidence {lb.confidence:g} [{method}]"),
             *[("  under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in self.secondary],
             ("test", self.test),
-            ("observed rates", f"FPR = {fmt(lb.fpr)}, FNR = {fmt(lb.fnr)} on {lb.details.get('held_out', lb.trials):,} "
+            ("observed rates", f"FPR = {fmt(lb.fpr)}, FNR = {fmt(lb.fnr)} on {held:,} "
              f"held-out trials per dataset ({lb.trials:,} drawn)"),
-            *_trial_rows(lb.details),
+            *([] if phases is None else _phase_rows(phases)),
             ("tightness", fmt(self.tightness)),
             ("verdict", verdict_text(self.verdict)),
             ("seed / seconds", f"{self.seed} / {self.seconds:.2f}"),
@@ -173,14 +189,18 @@ class MembershipResult(Result):
 
     `game` is "multi-run" or "one-run"; `observations` are the game's scores
     and truth (save them with `Observations.save`, re-audit them with
-    `audit_scores`). `attack` holds facts about the attack beyond the game
-    (e.g. a tracing attack's rows, columns and true-positive rate).
+    `audit_scores`, or `recertify` under another bound). `attack` holds
+    facts about the attack beyond the game (e.g. a tracing attack's rows,
+    columns and true-positive rate); `game_spec` and `bound` are the game
+    played and how its scores were certified.
     """
 
     game: str
     scorer: str
     observations: Observations | None = dataclasses.field(default=None, repr=False, compare=False)
     attack: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    game_spec: Game | None = None
+    bound: Bound | None = None
 
     @property
     def estimator(self) -> str:
@@ -200,20 +220,17 @@ class MembershipResult(Result):
     @property
     def canaries(self) -> int:
         """Return the number of canaries scored (runs in a multi-run game)."""
-        return int(self.lower_bound.details.get("canaries", self.lower_bound.trials))
+        return self.observations.size if self.observations is not None else self.lower_bound.trials
 
     @property
     def guesses(self) -> int:
-        """Return the number of membership guesses the bound counts (r = k+ + k−, or the held-out runs)."""
-        return int(self.lower_bound.details.get("guesses", self.lower_bound.trials))
+        """Return the number of membership guesses the bound counts (r = k+ + k−, or the runs)."""
+        return self.lower_bound.trials if self.lower_bound.guesses is None else self.lower_bound.guesses
 
     @property
     def correct(self) -> int:
         """Return how many of those guesses were right."""
-        details = self.lower_bound.details
-        if "correct" in details:
-            return int(details["correct"])
-        return int(details.get("n0", 0) - details.get("fp", 0) + details.get("n1", 0) - details.get("fn", 0))
+        return self.lower_bound.correct or 0
 
     @property
     def title(self) -> str:
@@ -268,16 +285,15 @@ def verdict_text(verdict: str | None) -> str:
     return verdict if verdict == CONSISTENT else verdict.upper()
 
 
-def _trial_rows(details: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _phase_rows(phases: Phases) -> list[tuple[str, str]]:
     """Return the table rows on the trials: the rounds of `trials="auto"`, a warning, how many trials would likely decide."""
     rows = []
-    if "auto" in details:
-        auto = details["auto"]
-        rows.append(("trials auto", f"{len(auto['rounds'])} rounds, {auto['trials_drawn']:,} trials per dataset in all; "
-                                    f"stopped: {auto['stopped']}"))
-    if "warning" in details:
-        rows.append(("warning", details["warning"]))
-    if "trials_for_violation" in details:
-        rows.append(("more trials", f"about {details['trials_for_violation']:,} per dataset would likely certify a "
+    if phases.auto is not None:
+        rows.append(("trials auto", f"{len(phases.auto.rounds)} rounds, {phases.auto.trials_drawn:,} trials per dataset in all; "
+                                    f"stopped: {phases.auto.stopped}"))
+    if phases.warning:
+        rows.append(("warning", phases.warning))
+    if phases.trials_for_violation is not None:
+        rows.append(("more trials", f"about {phases.trials_for_violation:,} per dataset would likely certify a "
                                     "violation at the observed rates (a projection; try --trials auto)"))
     return rows

@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 from dpaudit.attacks.distinguish import FEW_CATEGORIES, few_category_scorers, select_test
+from dpaudit.attacks.selection_budget import discrete_level
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.audits.selection_policy import discrete_level, projected_bound
+from dpaudit.audit.estimators.projection import projected_bound
 from dpaudit.mechanisms import blackbox, get_mechanism
 from dpaudit.mechanisms.sparse_vector import cut_off
 

@@ -28,7 +28,7 @@ def test_guess_counts_default_to_the_estimators_rules_and_one_side_means_zero_on
     (lambda: OneRun(10, guesses=(0, 0)), "at least one guess"),
     (lambda: OneRun(10, guesses=(1, 2, 3)), "a pair"),
     (lambda: OneRun(10, guesses=(-1, 2)), "k+"),
-    (lambda: game_from_name("two-run"), "must be 'multi-run' or 'one-run'"),
+    (lambda: game_from_name("two-run"), "must be 'multi-run', 'one-run' or 'two-dataset'"),
 ])
 def test_bad_games_are_refused_with_one_sentence(make, message):
     with pytest.raises(InvalidParameterError, match=message):

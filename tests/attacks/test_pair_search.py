@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from dpaudit.attacks.pair_search import InputSpace, search_pair, split_patterns, statdp_patterns
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.audits.selection_policy import projected_bound
+from dpaudit.audit.estimators.projection import projected_bound
 from dpaudit.mechanisms import blackbox, get_mechanism
 from dpaudit.mechanisms.errors import InvalidParameterError
 
@@ -79,5 +79,5 @@ def test_pair_search_on_a_black_box_changes_one_record_only():
     mech = blackbox(noisy_sum, epsilon=1.0, default_pair=(np.zeros(5), np.eye(5)[0]), null_record=0.0)
     res = audit_mechanism(mech, trials=100_000, seed=0, search=True)
     assert res.verdict == "consistent"
-    found = res.lower_bound.details["pair_search"]
+    found = res.to_dict()["lower_bound"]["pair_search"]
     assert np.sum(np.asarray(found["d0"]) != np.asarray(found["d1"])) == 1

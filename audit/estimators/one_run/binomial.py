@@ -187,6 +187,7 @@ def one_run_lower_bound(
     return LowerBound(
         epsilon=epsilon, confidence=confidence, method="one-run", delta=delta, trials=obs.size,
         details={"canaries": obs.size, **best.details(), **levels, **how, "game": GAME_REQUIREMENT},
+        guesses=best.guesses, correct=best.correct,
     )
 
 

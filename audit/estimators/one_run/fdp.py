@@ -127,4 +127,5 @@ def one_run_fdp_lower_bound(
         mu, delta=delta, confidence=confidence, method="one-run-fdp", trials=obs.size,
         details={"canaries": obs.size, **best.details(), **rules.details(beta), "calibration": "bonferroni",
                  "game": GAME_REQUIREMENT},
+        guesses=best.guesses, correct=best.correct,
     )

@@ -30,7 +30,7 @@ def test_planned_rounds_double_and_fit_the_budget():
 
 def test_the_rounds_confidences_add_up_to_the_stated_one():
     res = audit_mechanism(get_mechanism("laplace"), trials="auto", budget=AutoBudget(max_trials=700_000), seed=0)
-    auto = res.lower_bound.details["auto"]
+    auto = res.to_dict()["lower_bound"]["auto"]
     assert [r["trials"] for r in auto["rounds"]] == [100_000, 200_000, 400_000]
     assert sum(1.0 - r["confidence"] for r in auto["rounds"]) == pytest.approx(0.05)
     assert res.lower_bound.confidence == 0.95 and res.lower_bound.epsilon == max(r["epsilon"] for r in auto["rounds"])
@@ -49,7 +49,7 @@ def test_a_leak_missed_at_a_fixed_count_is_found_in_rounds():
     mech = blackbox(exact_answer_sometimes(0.0002), epsilon=1.0, null_record=0.0, delta=1e-5)
     assert audit_mechanism(mech, [0.0], [1.0], trials=200_000, seed=0).verdict == "consistent"
     res = audit_mechanism(mech, [0.0], [1.0], trials="auto", seed=0)
-    auto = res.lower_bound.details["auto"]
+    auto = res.to_dict()["lower_bound"]["auto"]
     assert res.verdict == "violation" and auto["stopped"] == "violation certified"
     assert auto["trials_drawn"] <= 2 * 10**7
 
@@ -63,10 +63,10 @@ def test_a_correct_mechanism_is_not_flagged_in_rounds(seed):
 def test_the_time_budget_and_the_tight_fraction_stop_the_rounds():
     laplace = get_mechanism("laplace")
     timed = audit_mechanism(laplace, trials="auto", budget=AutoBudget(max_seconds=1e-3), seed=0)
-    assert len(timed.lower_bound.details["auto"]["rounds"]) == 1
-    assert timed.lower_bound.details["auto"]["stopped"] == "budget of seconds"
+    assert len(timed.to_dict()["lower_bound"]["auto"]["rounds"]) == 1
+    assert timed.to_dict()["lower_bound"]["auto"]["stopped"] == "budget of seconds"
     tight = audit_mechanism(laplace, trials="auto", budget=AutoBudget(tight=0.5), seed=0)
-    assert tight.lower_bound.details["auto"]["stopped"] == "bound within 0.5 of the claim"
+    assert tight.to_dict()["lower_bound"]["auto"]["stopped"] == "bound within 0.5 of the claim"
 
 
 @pytest.mark.parametrize("budget", [dict(max_trials=0), dict(max_seconds=-1), dict(tight=1.5)])
@@ -81,7 +81,7 @@ def test_an_inconclusive_audit_says_how_many_trials_would_likely_decide():
 
     mech = blackbox(laplace_count, epsilon=0.7, null_record=0.0)
     small = audit_mechanism(mech, [0.0], [1.0], trials=1000, seed=1)
-    advised = small.lower_bound.details["trials_for_violation"]
+    advised = small.to_dict()["lower_bound"]["trials_for_violation"]
     assert small.verdict == "consistent" and 1000 < advised
     assert "would likely certify" in small.summary()
     assert audit_mechanism(mech, [0.0], [1.0], trials=advised, seed=1).verdict == "violation"
@@ -120,4 +120,4 @@ def test_a_slow_mechanism_under_max_seconds_plays_a_small_first_round():
 
     res = audit_mechanism(blackbox(slow, epsilon=1.0, null_record=0.0), [0.0], [1.0], trials="auto", seed=0,
                           budget=AutoBudget(max_seconds=2.0))
-    assert res.lower_bound.details["auto"]["rounds"][0]["trials"] <= 1000 and res.verdict == "consistent"
+    assert res.to_dict()["lower_bound"]["auto"]["rounds"][0]["trials"] <= 1000 and res.verdict == "consistent"

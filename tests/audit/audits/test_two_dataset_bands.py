@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 from dpaudit.attacks.output_histogram import OutputHistogram, cell_counts, grid_from
-from dpaudit.audit import audit_mechanism
-from dpaudit.audit.execution.runner import AuditInterrupted
+from dpaudit.audit import Interrupted, audit_mechanism
 from dpaudit.mechanisms import InvalidParameterError, blackbox
 from dpaudit.mechanisms.registry import get_mechanism
 from scipy.stats import binom
@@ -88,7 +87,7 @@ def test_null_and_tight_mechanisms_over_1000_seeds(case):
 @pytest.mark.parametrize("name", ["laplace", "gaussian"])
 def test_bands_reach_the_claim_region_and_name_the_test(name):
     res = audit_mechanism(get_mechanism(name), trials=100_000, seed=3, interval="bands")
-    details = res.lower_bound.details
+    details = res.to_dict()["lower_bound"]
     assert res.verdict == "consistent" and res.lower_bound.method == "simultaneous-band"
     assert 0.4 < res.lower_bound.epsilon <= res.upper_bound.epsilon
     assert details["interval"] == "bands" and res.test == details["test"]
@@ -136,9 +135,9 @@ def test_an_interrupted_bands_audit_keeps_what_was_counted():
         return np.sum(data) + rng.laplace(0.0, 1.0, size)
 
     mech = blackbox(stops_later, epsilon=1.0, null_record=0.0)
-    with pytest.raises(AuditInterrupted) as info:
+    with pytest.raises(Interrupted) as info:
         audit_mechanism(mech, [0.0], [1.0], trials=2_000_000, seed=0, interval="bands")
-    partial = info.value.result
-    assert partial is not None and partial.lower_bound.details["interrupted"] is True
-    drawn = partial.lower_bound.details["held_out_d0"]
+    partial = info.value.partial
+    assert partial is not None and partial.phases.interrupted
+    drawn = partial.evidence.n0
     assert 0 < partial.lower_bound.trials < 2_000_000 and abs(drawn - partial.lower_bound.trials) < 6 * np.sqrt(drawn)

@@ -1,10 +1,9 @@
 """audit_mechanism's choices: the interval, the selection size for discrete outputs, Poisson held-out counts."""
 
-import dpaudit.audit.audits.selection_policy as selection
+import dpaudit.attacks.selection_budget as selection
 import numpy as np
 import pytest
-from dpaudit.audit import audit_mechanism
-from dpaudit.audit.audits.selection_policy import (
+from dpaudit.attacks.selection_budget import (
     DISCRETE_SELECTION,
     MAX_DISCRETE_LEVEL,
     MAX_SELECTION_ELEMENTS,
@@ -13,6 +12,7 @@ from dpaudit.audit.audits.selection_policy import (
     discrete_selection_size,
     split_budget,
 )
+from dpaudit.audit import audit_mechanism
 from dpaudit.mechanisms import InvalidParameterError, blackbox, get_mechanism
 from dpaudit.mechanisms.errors import DPAuditError
 
@@ -29,9 +29,9 @@ def test_unknown_interval_is_one_sentence():
 
 def test_discrete_outputs_get_a_fifth_of_the_trials_to_choose_the_test():
     trials = 4_000_000
-    details = audit_mechanism(get_mechanism("randomized_response"), trials=trials, seed=1).lower_bound.details
+    details = audit_mechanism(get_mechanism("randomized_response"), trials=trials, seed=1).to_dict()["lower_bound"]
     assert split_budget(trials)[0] < details["selection"] == discrete_selection_size(trials, 1) == trials // 5
-    continuous = audit_mechanism(get_mechanism("laplace"), trials=trials, seed=1).lower_bound.details
+    continuous = audit_mechanism(get_mechanism("laplace"), trials=trials, seed=1).to_dict()["lower_bound"]
     assert continuous["selection"] == split_budget(trials)[0]
 
 
@@ -41,7 +41,7 @@ def test_discrete_selection_is_capped_by_count_and_memory():
 
 
 def test_held_out_counts_are_poisson_around_the_held_out_size():
-    details = audit_mechanism(get_mechanism("laplace"), trials=1_000_000, seed=2).lower_bound.details
+    details = audit_mechanism(get_mechanism("laplace"), trials=1_000_000, seed=2).to_dict()["lower_bound"]
     n = details["held_out"]
     for key in ("held_out_d0", "held_out_d1"):
         assert abs(details[key] - n) < 5 * np.sqrt(n)  # Poisson(n): 5 standard deviations
@@ -64,7 +64,7 @@ def test_audit_learns_the_output_size_and_screens_outputs_too_wide_for_the_selec
     monkeypatch.setattr(selection, "MAX_SELECTION_ELEMENTS", 20_000)
     mech = blackbox(lambda data, rng, size: rng.laplace(0.0, 1.0, (size, 50)) + np.sum(data), epsilon=1.0, null_record=0.0,
                     name="wide", default_pair=([0.0], [1.0]))
-    details = audit_mechanism(mech, trials=10_000, seed=0).lower_bound.details
+    details = audit_mechanism(mech, trials=10_000, seed=0).to_dict()["lower_bound"]
     wanted = split_budget(10_000)[0]
     assert 20_000 // 50 < wanted == details["screening"]["trials"]
     chosen = split_budget(10_000 - wanted, len(details["screening"]["coordinates"]) + 1)[0]  # and the linear score

@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
+from dpaudit.attacks.selection_budget import screening_size, split_budget
 from dpaudit.audit import audit_mechanism
-from dpaudit.audit.audits.selection_policy import screening_size, split_budget
 from dpaudit.mechanisms import blackbox
 
 WIDTH = 30_000
@@ -27,7 +27,7 @@ def test_a_one_coordinate_leak_among_thirty_thousand_is_found(claim, verdict):
     res = audit_mechanism(blackbox(one_leaking_coordinate, epsilon=claim, null_record=0.0), np.zeros(1), np.ones(1), trials=6000, seed=0)
     assert res.verdict == verdict
     assert res.test.startswith(f"coordinate[{LEAK}]")
-    assert LEAK in res.lower_bound.details["screening"]["coordinates"]
+    assert LEAK in res.to_dict()["lower_bound"]["screening"]["coordinates"]
     assert 0.3 < res.lower_bound.epsilon <= 1.0
 
 

@@ -76,7 +76,7 @@ def test_param_on_a_mechanism_object_is_refused(capsys, user_module):
 def test_a_mechanism_on_the_global_generator_is_said_to_be_irreproducible():
     legacy = blackbox(lambda data, rng, size: np.sum(data) + np.random.laplace(0.0, 1.0, size), epsilon=1.0, null_record=0.0)
     res = audit_mechanism(legacy, [0.0], [1.0], trials=10_000, seed=0)
-    assert res.lower_bound.details["warning"] == GLOBAL_STREAMS_WARNING and "global random generator" in res.summary()
+    assert res.to_dict()["lower_bound"]["warning"] == GLOBAL_STREAMS_WARNING and "global random generator" in res.summary()
     assert "warning" not in audit_mechanism(get_mechanism("laplace"), trials=10_000, seed=0).lower_bound.details
 
 

@@ -149,9 +149,9 @@ def test_saved_scores_take_the_games_size_from_the_file(capsys, tmp_path):
 
 def test_lazy_choices_are_those_of_their_homes(commands):
     from dpaudit.audit.audits.canaries import CANARY_MODES, DEFAULT_CANARIES, DEFAULT_DIM
-    from dpaudit.audit.audits.two_dataset import INTERVALS
     from dpaudit.audit.cli.canary_cmd import GAME
-    from dpaudit.audit.estimators.certify import ESTIMATORS
+    from dpaudit.audit.estimators.certify import MEMBERSHIP_ESTIMATORS as ESTIMATORS
+    from dpaudit.audit.estimators.intervals import INTERVALS
 
     assert tuple(_option(commands["canary"], "--estimator").choices) == tuple(ESTIMATORS)
     assert tuple(_option(commands["canary"], "--canary").choices) == CANARY_MODES

@@ -56,11 +56,11 @@ def test_resuming_another_target_is_refused_and_leaves_the_folder_as_it_was(tmp_
                            name="same_name")
 
     store = tmp_path / "runs"
-    audit_dpsgd(target=target(), canary="crafted", threat="black-box", runs=12, execution=Execution(out=store))
+    audit_dpsgd(target=target(), canary="crafted", threat="black-box", runs=12, execution=Execution(store=store))
     saved = {p.name: p.read_bytes() for p in store.iterdir()}
     other = {"code": target(scale=2.0), "data": target(rows=x + 1), "claim": target(eps=2.0)}[change]
     with pytest.raises(InvalidParameterError, match="holds runs of another audit") as refused:
-        audit_dpsgd(target=other, canary="crafted", threat="black-box", runs=12, execution=Execution(out=store, resume=True))
+        audit_dpsgd(target=other, canary="crafted", threat="black-box", runs=12, execution=Execution(store=store, resume=True))
     assert "\n" not in str(refused.value)
     assert {p.name: p.read_bytes() for p in store.iterdir()} == saved
     assert "fingerprint" in json.loads((store / "setup.json").read_text())

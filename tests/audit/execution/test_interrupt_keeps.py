@@ -5,9 +5,8 @@ import json
 
 import numpy as np
 import pytest
-from dpaudit.audit import audit_mechanism
+from dpaudit.audit import Interrupted, audit_mechanism
 from dpaudit.audit.cli import main
-from dpaudit.audit.execution.runner import AuditInterrupted
 from dpaudit.mechanisms import blackbox
 
 
@@ -26,19 +25,19 @@ def interrupted_laplace(stop_at_call: int):
 def test_partial_result_uses_only_finished_chunks():
     # 1.2e6 trials: one output to learn its size, 1.2e5 select (2 batches), then chunks of 250,000
     # (2 batches each); the 8th batch is chunk 2.
-    with pytest.raises(AuditInterrupted) as info:
+    with pytest.raises(Interrupted) as info:
         audit_mechanism(interrupted_laplace(8), trials=1_200_000, seed=0)
-    partial = info.value.result
-    assert partial.lower_bound.details["held_out"] == 500_000
-    assert partial.lower_bound.details["interrupted"] is True
+    partial = info.value.partial
+    assert partial.phases.held_out == 500_000 and info.value.done == 500_000
+    assert partial.phases.interrupted and partial.to_dict()["lower_bound"]["interrupted"] is True
     # Two chunks of 250,000 held-out trials still certify most of the true ε = 1.
     assert 0.9 < partial.lower_bound.epsilon <= 1.0
 
 
 def test_interrupt_before_any_chunk_keeps_nothing():
-    with pytest.raises(AuditInterrupted) as info:
+    with pytest.raises(Interrupted) as info:
         audit_mechanism(interrupted_laplace(4), trials=100_000, seed=0)  # size probe, selection, then chunk 0
-    assert info.value.result is None
+    assert info.value.partial is None
 
 
 def test_cli_prints_the_partial_result_and_exits_130(capsys, tmp_path, monkeypatch):

@@ -36,7 +36,7 @@ def _leaky(data, rng, size):
 @pytest.fixture(scope="module")
 def two_dataset() -> AuditResult:
     """A two-dataset audit of a Laplace count with half the noise its claim needs: a violation, under a hostile name."""
-    return audit_mechanism(blackbox(_leaky, epsilon=1.0, name=HOSTILE), [0.0], [1.0], trials=20_000, seed=0)
+    return audit_mechanism(blackbox(_leaky, epsilon=1.0, name=HOSTILE, null_record=0.0), [0.0], [1.0], trials=20_000, seed=0)
 
 
 @pytest.fixture(scope="module")

@@ -33,7 +33,7 @@ def audits():
 
 
 def _outside_claimed_region(result) -> bool:
-    box = result_box(result.lower_bound)
+    box = result_box(result)
     fpr, fnr = box.corner
     lower, _ = region_bounds(result.claim.epsilon, result.claim.delta, np.array([fpr]))
     return bool(fnr < lower[0] - 1e-12)
@@ -53,7 +53,7 @@ def test_audits_cover_both_verdicts(audits):
 @pytest.mark.parametrize("name", ["gaussian", "histogram_wrong_sensitivity"])
 def test_box_corner_reproduces_certified_bound(audits, name):
     _, result = audits[name]
-    box = result_box(result.lower_bound)
+    box = result_box(result)
     assert box.fpr_low <= box.fpr <= box.fpr_high and box.fnr_low <= box.fnr <= box.fnr_high
     eps = float(epsilon_from_rates(box.corner[0], box.corner[1], result.lower_bound.delta))
     assert eps == pytest.approx(result.lower_bound.epsilon, rel=1e-12, abs=1e-12)
@@ -67,7 +67,7 @@ def test_plot_writes_png_with_box_at_observed_rates(audits, tmp_path, name):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     height, width = imread(path).shape[:2]
     assert width > 600 and height > 300
-    box = result_box(result.lower_bound)
+    box = result_box(result)
     full = figure.axes[0]
     rectangles = [p for p in full.patches if isinstance(p, Rectangle)]
     assert any(

@@ -26,7 +26,7 @@ def test_html_holds_meaning_table_counts_and_embedded_png(audited):
     text = html.unescape(page)
     assert result.lower_bound.meaning() in text
     assert page.count("<tr>") >= 10 and "<table>" in page
-    details = result.lower_bound.details
+    details = result.to_dict()["lower_bound"]
     for value in (details["held_out"], details["false_positives"], details["false_negatives"]):
         assert f"{value:,}" in text
     assert "seed" in text and f"<td>{result.seed}</td>" in page

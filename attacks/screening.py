@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from dpaudit.attacks.features import as_matrix
 from dpaudit.attacks.output_scorers import Coordinate, Scorer
-from dpaudit.audit.execution.runner import chunk_sizes, draw, per_chunk
+from dpaudit.attacks.sampling import chunk_sizes, draw, per_chunk
 from dpaudit.mechanisms.base import Mechanism
 
 __all__ = ["LinearScore", "OnColumns", "Screen", "columns", "on_whole_outputs", "screen_coordinates"]

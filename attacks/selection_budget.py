@@ -1,19 +1,14 @@
-"""How an audit chooses its test: the share of trials spent choosing, and the objective that judges candidates.
+"""How a two-dataset attack spends its trials: the share that chooses the test, screening of wide outputs, and the
+levels that make selection counts conservative.
 
-The test is chosen on a selection split and estimated on fresh held-out
-trials, so nothing here affects soundness; it decides how tight the bound
-is. Candidates are judged by the bound they would certify on the held-out
-trials, with their selection counts made conservative first, since among
-many candidate thresholds the best-looking one is partly luck (the winner's
-curse).
+The test is chosen on a selection split and its rates estimated on fresh
+held-out trials, so nothing here affects soundness; it decides how tight
+the bound is. Among many candidate thresholds the best-looking one is
+partly luck (the winner's curse), so candidates are judged on selection
+counts made conservative at a level first (`selection_level`).
 """
 
 from __future__ import annotations
-
-import numpy as np
-from dpaudit.attacks.distinguish import Choice, Objective
-from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bound
-from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
 
 __all__ = [
     "ATOM_LEVEL",
@@ -25,8 +20,6 @@ __all__ = [
     "SELECTION_LEVEL",
     "discrete_level",
     "discrete_selection_size",
-    "held_out_direction",
-    "projected_bound",
     "screening_size",
     "selection_level",
     "split_budget",
@@ -57,7 +50,7 @@ def split_budget(trials: int, elements: int = 1) -> tuple[int, int]:
 
 
 def screening_size(trials: int, elements: int) -> int:
-    """Return how many outputs per dataset screen wide outputs (`dpaudit.audit.audits.screening`), or 0 when they need none.
+    """Return how many outputs per dataset screen wide outputs (`dpaudit.attacks.screening`), or 0 when they need none.
 
     Outputs are wide when memory, not the trial count, would cap the
     selection sample (`split_budget`); they are then screened on as many
@@ -83,41 +76,6 @@ def discrete_level(categories: int) -> float:
     strong one is needed (`benchmarks/selection_level.py --discrete`).
     """
     return min(MAX_DISCRETE_LEVEL, DISCRETE_LEVEL_MASS / max(1, categories))
-
-
-def projected_bound(
-    n: int, delta: float, beta: float, *, level: float = SELECTION_LEVEL, interval: str = "two-rates"
-) -> Objective:
-    """Return the objective that chooses a test: the bound it would certify on Poisson(`n`) held-out trials.
-
-    The selection counts are first replaced by their Clopper–Pearson upper
-    bounds at `level` (SELECTION_LEVEL, about 2.6 standard errors), so that a
-    threshold in a far tail, whose few selection errors are mostly luck, does
-    not win among hundreds of candidates (winner's curse); the levels were set
-    by `benchmarks/selection_level.py` (`discrete_level` for discrete
-    outputs, whose candidates are few). This only steers the choice:
-    soundness comes from estimating the chosen test on fresh samples.
-    """
-
-    def objective(fp: np.ndarray, n0: int, fn: np.ndarray, n1: int) -> np.ndarray:
-        if interval == "ratio":
-            return _projected_directions(fp, n0, fn, n1, n=n, beta=beta, level=level).max(axis=0)
-        fpr, fnr = rate_upper_bound(fp, n0, level), rate_upper_bound(fn, n1, level)
-        return epsilon_lower_bound(fpr * n, n, fnr * n, n, delta=delta, beta=beta)
-
-    return objective
-
-
-def _projected_directions(fp, n0: int, fn, n1: int, *, n: int, beta: float, level: float = SELECTION_LEVEL) -> np.ndarray:
-    """Return both pure-ε ratio bounds (`kov_ratio_bounds`) projected from selection counts to `n` held-out trials."""
-    fpr, fnr = rate_upper_bound(fp, n0, level), rate_upper_bound(fn, n1, level)
-    return kov_ratio_bounds(fpr * n, n, fnr * n, n, beta)
-
-
-def held_out_direction(choice: Choice, n: int, beta: float, level: float) -> int:
-    """Return which `kov_ratio_bounds` entry the held-out counts will certify, fixed from the selection counts."""
-    m = choice.samples
-    return int(np.argmax(_projected_directions(choice.fpr * m, m, choice.fnr * m, m, n=n, beta=beta, level=level)))
 
 
 def selection_level(categories: int | None) -> float:

@@ -1,0 +1,50 @@
+"""The objective that chooses a two-dataset test: the bound a candidate would certify on the held-out trials.
+
+Only steers the choice: soundness comes from estimating the chosen test on
+fresh samples (`dpaudit.audit.estimators.held_out`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from dpaudit.attacks.distinguish import Choice, Objective
+from dpaudit.attacks.selection_budget import SELECTION_LEVEL
+from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bound
+from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
+
+__all__ = ["held_out_direction", "projected_bound"]
+
+
+def projected_bound(
+    n: int, delta: float, beta: float, *, level: float = SELECTION_LEVEL, interval: str = "two-rates"
+) -> Objective:
+    """Return the objective that chooses a test: the bound it would certify on Poisson(`n`) held-out trials.
+
+    The selection counts are first replaced by their Clopper–Pearson upper
+    bounds at `level` (SELECTION_LEVEL, about 2.6 standard errors), so that a
+    threshold in a far tail, whose few selection errors are mostly luck, does
+    not win among hundreds of candidates (winner's curse); the levels were set
+    by `benchmarks/selection_level.py` (`discrete_level` for discrete
+    outputs, whose candidates are few). `interval` "ratio" projects the
+    one-interval pure-ε bound instead of the two-rates one.
+    """
+
+    def objective(fp: np.ndarray, n0: int, fn: np.ndarray, n1: int) -> np.ndarray:
+        if interval == "ratio":
+            return _projected_directions(fp, n0, fn, n1, n=n, beta=beta, level=level).max(axis=0)
+        fpr, fnr = rate_upper_bound(fp, n0, level), rate_upper_bound(fn, n1, level)
+        return epsilon_lower_bound(fpr * n, n, fnr * n, n, delta=delta, beta=beta)
+
+    return objective
+
+
+def _projected_directions(fp, n0: int, fn, n1: int, *, n: int, beta: float, level: float = SELECTION_LEVEL) -> np.ndarray:
+    """Return both pure-ε ratio bounds (`kov_ratio_bounds`) projected from selection counts to `n` held-out trials."""
+    fpr, fnr = rate_upper_bound(fp, n0, level), rate_upper_bound(fn, n1, level)
+    return kov_ratio_bounds(fpr * n, n, fnr * n, n, beta)
+
+
+def held_out_direction(choice: Choice, n: int, beta: float, level: float) -> int:
+    """Return which `kov_ratio_bounds` entry the held-out counts will certify, fixed from the selection counts."""
+    m = choice.samples
+    return int(np.argmax(_projected_directions(choice.fpr * m, m, choice.fnr * m, m, n=n, beta=beta, level=level)))

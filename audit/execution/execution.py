@@ -1,0 +1,49 @@
+"""Where an audit runs and what it shows: one small object that every entry point takes as `execution=`."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Callable, Union
+
+from dpaudit.audit.execution.backends import Backend
+from dpaudit.mechanisms.errors import InvalidParameterError
+
+__all__ = ["Execution", "ProgressSpec"]
+
+ProgressSpec = Union[bool, Callable[[int], None]]
+"""False: nothing; True: a bar on stderr once the audit takes a while; a callable: called with each batch of work done."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Execution:
+    """Where an audit's work runs and what it keeps.
+
+    Attributes:
+        workers: run on a local Dask cluster of this many processes (None: in process).
+        scheduler: or on the running Dask cluster whose scheduler is at this address.
+        progress: False, True (a bar), or a callable `progress(n)` told of n more units done
+            (trials per dataset, or training runs).
+        store: a results folder that keeps every finished training run (DP-SGD audits), to resume from.
+        resume: continue the runs kept in `store` (refused when they are another audit's).
+    """
+
+    workers: int | None = None
+    scheduler: str | None = None
+    progress: ProgressSpec = False
+    store: str | Path | None = None
+    resume: bool = False
+
+    def __post_init__(self) -> None:
+        Backend(workers=self.workers, scheduler=self.scheduler)
+        if not (isinstance(self.progress, bool) or callable(self.progress)):
+            raise InvalidParameterError(
+                f"The 'progress' parameter of Execution must be a bool or a callable; got {self.progress!r} instead."
+            )
+        if self.resume and self.store is None:
+            raise InvalidParameterError("Execution(resume=True) continues the runs of a results folder; give it store=.")
+
+    @property
+    def backend(self) -> Backend:
+        """Return the backend the work runs on."""
+        return Backend(workers=self.workers, scheduler=self.scheduler)

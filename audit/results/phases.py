@@ -1,0 +1,77 @@
+"""What a two-dataset audit's phases did: typed facts for its report, merged into the JSON's `lower_bound`."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+__all__ = ["AutoRounds", "Phases", "Round"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Round:
+    """One round of `trials="auto"`: its trials per dataset, seed, bound and the confidence it was paid."""
+
+    trials: int
+    seed: int
+    epsilon: float
+    confidence: float
+
+
+@dataclasses.dataclass(frozen=True)
+class AutoRounds:
+    """The rounds of `trials="auto"`, why they stopped, and the budget they had."""
+
+    rounds: tuple[Round, ...]
+    stopped: str
+    max_trials: int
+    max_seconds: float | None
+    tight: float
+
+    @property
+    def trials_drawn(self) -> int:
+        """Return the trials per dataset drawn over all rounds."""
+        return sum(r.trials for r in self.rounds)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON `auto` object."""
+        return {"rounds": [dataclasses.asdict(r) for r in self.rounds], "trials_drawn": self.trials_drawn,
+                "stopped": self.stopped, "max_trials": self.max_trials, "max_seconds": self.max_seconds,
+                "tight": self.tight}
+
+
+@dataclasses.dataclass(frozen=True)
+class Phases:
+    """The phases of one two-dataset audit.
+
+    Attributes:
+        test: the test chosen, as the report names it.
+        interval: how its rates were certified ("two-rates", "ratio" or "bands").
+        selection: outputs per dataset spent choosing it (screening included; 0 for bands).
+        held_out: outputs per dataset expected in the held-out phase (every output for bands).
+        screening: the outputs that screened wide outputs and the coordinates kept, or None.
+        pair_search: the trials the pair search spent and the pair it chose, or None.
+        warning: a sentence for the user (e.g. the mechanism draws from a global generator), or None.
+        interrupted: True when Ctrl-C or a time limit stopped the held-out phase.
+        trials_for_violation: the projected trials per dataset that would likely certify a violation, or None.
+        auto: the rounds of `trials="auto"`, or None.
+    """
+
+    test: str
+    interval: str
+    selection: int
+    held_out: int
+    screening: dict[str, Any] | None = None
+    pair_search: dict[str, Any] | None = None
+    warning: str | None = None
+    interrupted: bool = False
+    trials_for_violation: int | None = None
+    auto: AutoRounds | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the facts as the JSON's `lower_bound` object holds them (absent ones left out)."""
+        out: dict[str, Any] = {"held_out": self.held_out, "selection": self.selection}
+        optional = {"pair_search": self.pair_search, "screening": self.screening, "interrupted": self.interrupted or None,
+                    "warning": self.warning, "trials_for_violation": self.trials_for_violation,
+                    "auto": None if self.auto is None else self.auto.to_dict()}
+        return {**out, **{key: value for key, value in optional.items() if value is not None}}
