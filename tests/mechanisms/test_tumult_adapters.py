@@ -34,12 +34,12 @@ needs_tumult = pytest.mark.skipif(ta.tumult_python() is None, reason=ABSENT)
 
 LISTED = """
 from dpaudit.mechanisms import list_mechanisms
-print(" ".join(n for n in list_mechanisms() if n.startswith("tumult_")))
+print(" ".join(n for n in list_mechanisms() if n.startswith("tumult_") and not n.startswith("tumult_analytics_")))
 """
 
 
 def _registered(value: str | None) -> list[str]:
-    """Return the tumult_* names a fresh process registers with DPAUDIT_TUMULT_PYTHON set to `value` (unset: None)."""
+    """Return the tumult_* names (Tumult Analytics' aside) a fresh process registers with DPAUDIT_TUMULT_PYTHON set to `value` (unset: None)."""
     env = {k: v for k, v in os.environ.items() if k != ta.ENVIRONMENT_VARIABLE}
     if value is not None:
         env[ta.ENVIRONMENT_VARIABLE] = value
