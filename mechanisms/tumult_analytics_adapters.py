@@ -329,20 +329,20 @@ def _average(name: str, budget: dict[str, Any], bounds: dict[str, float], pair: 
 
 
 def _quantile_pair(bounds: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
-    """Return {lower} against {lower, b}, b a tenth of the range below the upper bound.
+    """Return {lower} against {lower, b}, b a fifth of the range below the upper bound.
 
     Tumult's exponential mechanism weights the intervals between the sorted
     rows (empty ones dropped) by length × exp(−ε|rank − qn|/(2 max(q, 1 − q)))
     and draws uniformly within the one it picks. For the median, {lower}
     gives one interval, [lower, upper]: a uniform draw. {lower, b} favours
     [lower, b] over [b, upper] by e^ε, so P(output > b) falls from 1 − p to
-    (1 − p)e^{−ε}/(p + (1 − p)e^{−ε}), p = (b − lower)/(upper − lower) = 0.9:
-    a privacy loss of ε + log(p + (1 − p)e^{−ε}) (0.935 at ε = 1) on that
-    tail, which tends to ε as p → 1; a tenth of the draws there lets the
-    audit measure it. One-sided, so a threshold test finds it.
+    (1 − p)e^{−ε}/(p + (1 − p)e^{−ε}), p = (b − lower)/(upper − lower) = 0.8:
+    a privacy loss of ε + log(p + (1 − p)e^{−ε}) on that tail (0.865 at
+    ε = 1), which tends to ε as p → 1; a fifth of the draws there lets the
+    audit measure it at a few thousand trials. One-sided, so a threshold test finds it.
     """
     lo, hi = bounds["lower"], bounds["upper"]
-    b = hi - 0.1 * (hi - lo)
+    b = hi - 0.2 * (hi - lo)
     return np.array([np.nan, lo]), np.array([b, lo])
 
 
@@ -589,7 +589,7 @@ def tumult_analytics_quantile_budget_too_large(*, epsilon: float = 1.0, quantile
     """BUGGY: `tumult_analytics_quantile` claiming ε while the Session (and the query) get `budget_factor` × ε.
 
     The exponential mechanism at 2ε: true ε = 2ε, dpaudit's upper bound; the
-    default pair's loss is 2 + log(0.9 + 0.1e^{−2}) = 1.91 at ε = 1.
+    default pair's loss is 2 + log(0.8 + 0.2e^{−2}) = 1.81 at ε = 1.
     """
     owner = "tumult_analytics_quantile_budget_too_large"
     return _quantile(owner, _pure(epsilon, owner), _bounds(lower, upper, owner), quantile, factor=_factor(budget_factor, owner),
@@ -602,7 +602,7 @@ def tumult_analytics_quantile_zcdp_duplicated_rows(*, rho: float = 1 / 32, delta
 
     Group privacy bounds it by 8√(8ρ) = 4; at the default pair ({lower} ×
     8 against it with b × 8 added) the ranks move by 8, so the loss on the
-    tail is 4 + log(0.9 + 0.1e^{−4}) = 3.90, against the claim 1.231.
+    tail is 4 + log(0.8 + 0.2e^{−4}) = 3.78, against the claim 1.231.
     """
     owner = "tumult_analytics_quantile_zcdp_duplicated_rows"
     return _quantile(owner, _zcdp(rho, delta, owner), _bounds(lower, upper, owner), quantile, repeat=_rows(rows_per_record, owner),
