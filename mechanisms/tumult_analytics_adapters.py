@@ -115,6 +115,7 @@ class _Queries:
         self.repeat, self.bits, self.groups = repeat, bits, groups
 
     def __call__(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Return `size` answers of the query on `data` from Analytics' process (ValueError for a bad group label)."""
         values = np.asarray(data, dtype=float).ravel()
         rows = values[~np.isnan(values)]
         if self.groups is not None and np.any((rows != np.round(rows)) | (rows < 0) | (rows >= self.groups)):
@@ -184,10 +185,9 @@ def _amount(described: dict[str, Any]) -> float:
 
 
 def _inputs(spec: _Spec) -> dict[str, Any]:
-    """Return the factory's own parameters among the query's and the bug's (what `get_mechanism` takes back)."""
-    query = {k: v for k, v in spec.query.items() if k != "keys"}
+    """Return the query's parameters (the grouped count's `keys`: "public" or "private") and the bug's, as the params show them."""
     bug = {"budget_factor": spec.budget_factor} if spec.budget_factor != 1.0 else {}
-    return {**query, **bug, **({"rows_per_record": spec.repeat} if spec.repeat != 1 else {})}
+    return {**spec.query, **bug, **({"rows_per_record": spec.repeat} if spec.repeat != 1 else {})}
 
 
 # ---- dpaudit's events from the noise Analytics lists
