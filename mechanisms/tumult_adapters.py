@@ -86,14 +86,16 @@ def environment_python(variable: str, folder: str) -> str | None:
 
     $`variable` when set (None if it names no runnable file: no fallback
     then), else `folder`/bin/python under the current directory, else under
-    the repository root (the folder above `mechanisms/`).
+    the repository root (the folder above `mechanisms/`), in a folder whose
+    build finished: the make target writes `folder`/.installed last, so a
+    build that was interrupted is never used.
     """
     given = os.environ.get(variable)
     if given is not None:
         return given if given and _runnable(given) else None
     for root in (Path.cwd(), Path(__file__).resolve().parents[1]):
         candidate = root / folder / "bin" / "python"
-        if _runnable(candidate):
+        if _runnable(candidate) and (root / folder / ".installed").is_file():
             return str(candidate)
     return None
 

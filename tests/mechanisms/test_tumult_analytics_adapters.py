@@ -81,6 +81,8 @@ def test_the_interpreter_is_looked_up_in_its_own_folder(tmp_path, monkeypatch) -
     fake.write_text("#!/bin/sh\n")
     fake.chmod(0o755)
     monkeypatch.chdir(tmp_path)
+    assert taa.tumult_analytics_python() != str(fake)  # no .installed: a build that did not finish
+    (tmp_path / ".venv-tumult-analytics" / ".installed").touch()
     assert taa.tumult_analytics_python() == str(fake)
     monkeypatch.setenv(taa.ENVIRONMENT_VARIABLE, "")
     assert taa.tumult_analytics_python() is None  # set: no fallback to the folder
