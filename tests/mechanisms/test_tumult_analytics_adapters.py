@@ -40,7 +40,7 @@ BUGGY = ["tumult_analytics_average_duplicated_rows", "tumult_analytics_average_z
 NAMES = sorted(CORRECT + BUGGY)
 ABSENT = "Tumult Analytics' environment is absent: run `make tumult-analytics`"
 RHO, DELTA = 1 / 32, 1e-5
-# Trials of the buggy audits: 10,000, or 5,000 for the quantiles (6.5 ms an output); 20,000 for the low bits, where the
+# Trials of the buggy audits: 10,000, or 5,000 for the quantiles (about 5 ms an output); 20,000 for the low bits, where the
 # selection phase must learn which low bits only one sum gives (as for tumult_gaussian_sum_bits).
 TRIALS = {"tumult_analytics_quantile_budget_too_large": 5000, "tumult_analytics_quantile_zcdp_duplicated_rows": 5000,
           "tumult_analytics_sum_zcdp_bits": 20_000}
