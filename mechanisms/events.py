@@ -13,7 +13,7 @@ from __future__ import annotations
 import attr
 from dp_accounting import dp_event
 
-__all__ = ["EpsilonDeltaDpEvent", "GroupDpEvent", "ShuffledDpEvent"]
+__all__ = ["DiscreteGaussianDpEvent", "EpsilonDeltaDpEvent", "GroupDpEvent", "ShuffledDpEvent"]
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -22,6 +22,19 @@ class EpsilonDeltaDpEvent(dp_event.DpEvent):
 
     epsilon: float
     delta: float = 0.0
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class DiscreteGaussianDpEvent(dp_event.DpEvent):
+    """An integer query of integer `sensitivity` plus discrete Gaussian noise, mass ∝ exp(−k²/(2 `sigma`²)) at each integer k.
+
+    `sigma` is the distribution's parameter, not its standard deviation
+    (Canonne, Kamath, Steinke, "The Discrete Gaussian for Differential
+    Privacy", NeurIPS 2020); Tumult's `sigma_squared` is its square.
+    """
+
+    sigma: float
+    sensitivity: int = 1
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)

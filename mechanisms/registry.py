@@ -37,6 +37,7 @@ BUILTIN_MODULES = (
     "dpaudit.mechanisms.statistics",
     "dpaudit.mechanisms.transforms",
     "dpaudit.mechanisms.tumult_adapters",
+    "dpaudit.mechanisms.tumult_analytics_adapters",
 )
 
 

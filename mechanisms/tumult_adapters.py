@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENVIRONMENT_VARIABLE",
+    "environment_python",
     "tumult_gaussian",
     "tumult_gaussian_bits",
     "tumult_gaussian_count",
@@ -80,21 +81,28 @@ def _runnable(path: str | os.PathLike) -> bool:
     return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
-def tumult_python() -> str | None:
-    """Return the interpreter of Tumult's environment, or None when there is none.
+def environment_python(variable: str, folder: str) -> str | None:
+    """Return the interpreter of an environment of its own, or None when there is none.
 
-    $DPAUDIT_TUMULT_PYTHON when set (None if it names no runnable file: no
-    fallback then), else `.venv-tumult/bin/python` under the current
-    directory, else under the repository root (the folder above `mechanisms/`).
+    $`variable` when set (None if it names no runnable file: no fallback
+    then), else `folder`/bin/python under the current directory, else under
+    the repository root (the folder above `mechanisms/`), in a folder whose
+    build finished: the make target writes `folder`/.installed last, so a
+    build that was interrupted is never used.
     """
-    given = os.environ.get(ENVIRONMENT_VARIABLE)
+    given = os.environ.get(variable)
     if given is not None:
         return given if given and _runnable(given) else None
     for root in (Path.cwd(), Path(__file__).resolve().parents[1]):
-        candidate = root / ".venv-tumult" / "bin" / "python"
-        if _runnable(candidate):
+        candidate = root / folder / "bin" / "python"
+        if _runnable(candidate) and (root / folder / ".installed").is_file():
             return str(candidate)
     return None
+
+
+def tumult_python() -> str | None:
+    """Return the interpreter of Tumult Core's environment ($DPAUDIT_TUMULT_PYTHON, else .venv-tumult), or None."""
+    return environment_python(ENVIRONMENT_VARIABLE, ".venv-tumult")
 
 
 @functools.lru_cache(maxsize=64)
@@ -309,17 +317,17 @@ def tumult_geometric_count(*, epsilon: float = 1.0) -> Mechanism:
 def tumult_gaussian_count(*, rho: float = 1 / 32, delta: float = GAUSSIAN_DELTA) -> Mechanism:
     """Return Tumult's `create_count_measurement(RhoZCDP, ρ, DISCRETE_GAUSSIAN)` on a Spark DataFrame.
 
-    Claim: the ε Tumult's `RhoZCDPToApproxDP` accepts at `delta`. dpaudit has
-    no profile of the discrete Gaussian (a ρ-zCDP event is "unknown" to its
-    theory), so the upper bound is the claim; `rho` and σ² are in the params.
+    Claim: the ε Tumult's `RhoZCDPToApproxDP` accepts at `delta`. Upper
+    bound: the discrete Gaussian's profile at the σ² Tumult reports,
+    sensitivity 1 (dp_accounting's PLD of the discrete Gaussian).
     """
+    from dpaudit.mechanisms.events import DiscreteGaussianDpEvent
+
     params = {"rho": _positive(rho, "rho", "tumult_gaussian_count"), "noise": "discrete_gaussian",
               "delta": _delta(delta, "tumult_gaussian_count")}
-    from dp_accounting import dp_event
-
     spec = _Spec("tumult_gaussian_count", "count", params, _one_row_added(1.0, 1.0), present_records(-np.inf, np.inf),
                  records=True)
-    return _build(spec, lambda d: dp_event.UnsupportedDpEvent(),
+    return _build(spec, lambda d: DiscreteGaussianDpEvent(sigma=float(np.sqrt(d["sigma_squared"])), sensitivity=1),
                   "create_count_measurement (discrete Gaussian noise, zCDP) on a Spark DataFrame")
 
 

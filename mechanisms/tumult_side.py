@@ -52,7 +52,8 @@ import tempfile  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-__all__ = ["KINDS", "clipped_sum", "count", "describe", "gaussian", "grouped_count", "laplace", "serve"]
+__all__ = ["KINDS", "approx_dp_epsilon", "clipped_sum", "count", "describe", "gaussian", "grouped_count", "laplace", "serve",
+           "spark_session"]
 
 KINDS = ("laplace", "gaussian", "count", "clipped_sum", "grouped_count")
 _SPARK = {}  # the session and its warehouse folder, made on first use
@@ -143,7 +144,7 @@ def _groupby(domain, keys, use_l2):
 
 
 def _group_keys(groups):
-    spark = _session()
+    spark = spark_session()
     return spark.createDataFrame([(g,) for g in range(groups)], schema="group long")
 
 
@@ -186,13 +187,10 @@ def describe(kind, params):
 
     PureDP measurements: epsilon = privacy_function(1) rounded up, delta = 0.
     RhoZCDP ones: rho = privacy_function(1), and the epsilon of Tumult's own
-    conversion `RhoZCDPToApproxDP` at the `delta` asked for: its relation
-    holds for rho + 2 sqrt(rho log(1/delta)) <= epsilon (Bun & Steinke 2016,
-    Prop. 1.3, as its docstring states), computed here exactly with sympy
-    and rounded up. (Its `privacy_relation`, which solves that equation with
-    sympy, did not return within minutes here, so it is not called.)
+    conversion `RhoZCDPToApproxDP` at the `delta` asked for (`approx_dp_epsilon`).
+    (Its `privacy_relation`, which solves that equation with sympy, did not
+    return within minutes here, so it is not called.)
     """
-    import sympy
     import tmlt.core
     from tmlt.core.measures import PureDP
     from tmlt.core.utils.exact_number import ExactNumber
@@ -205,14 +203,27 @@ def describe(kind, params):
     if measurement.output_measure == PureDP():
         out.update(epsilon=float(d_out.to_float(round_up=True)), delta=0.0)
         return out
-    delta = sympy.Rational(repr(float(params["delta"])))  # the decimal asked for, e.g. 1/100000
-    rho = d_out.expr
-    exact = rho + 2 * sympy.sqrt(rho * sympy.log(1 / delta))
+    out.update(rho=float(d_out.to_float(round_up=True)), epsilon=approx_dp_epsilon(d_out.expr, params["delta"]),
+               delta=float(params["delta"]))
+    return out
+
+
+def approx_dp_epsilon(rho, delta):
+    """Return the least double >= rho + 2 sqrt(rho log(1/delta)): the epsilon Tumult's RhoZCDPToApproxDP accepts at delta.
+
+    `rho` is exact (a sympy expression, as Tumult's ExactNumber holds it);
+    `delta` the decimal asked for (1e-5 is taken as 1/100000). The formula is
+    Bun & Steinke 2016, Prop. 1.3, as RhoZCDPToApproxDP's docstring states;
+    computed exactly and rounded up, so the claim is never understated.
+    The Analytics side (tumult_analytics_side.py) converts its zCDP budgets with it too.
+    """
+    import sympy
+
+    exact = rho + 2 * sympy.sqrt(rho * sympy.log(1 / sympy.Rational(repr(float(delta)))))
     epsilon = float(sympy.N(exact, 40))
     if sympy.Rational(epsilon) < exact:
         epsilon = float(np.nextafter(epsilon, np.inf))
-    out.update(rho=float(d_out.to_float(round_up=True)), epsilon=epsilon, delta=float(params["delta"]))
-    return out
+    return epsilon
 
 
 # ---- draws
@@ -232,7 +243,7 @@ def gaussian(data, size, seed):
     return np.array([add_noise(value) for _ in range(size)], dtype=np.float64)
 
 
-def _session():
+def spark_session():
     """Return this process's local Spark session (one core, no UI, its warehouse in a temporary folder removed at exit)."""
     if "spark" not in _SPARK:
         os.environ["PYSPARK_PYTHON"] = sys.executable  # Spark's Python workers must run this environment
@@ -255,7 +266,7 @@ def _copies(kind, data, size):
     """Return Tumult's measurement on `size` copies of the dataset and its output, as an array with one row per copy."""
     import pandas as pd
 
-    spark = _session()
+    spark = spark_session()
     params = {k: np.asarray(v).ravel()[0].item() for k, v in data.items() if k not in ("rows", "kind")}
     column = "group" if kind == "grouped_count" else "x"
     rows = np.asarray(data["rows"], dtype=float).ravel()

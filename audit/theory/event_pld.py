@@ -7,7 +7,9 @@ dp_accounting 0.6.0's accountant ignores `count` for
 `SelfComposedDpEvent(rr, 10)` both count one RR), which here becomes an
 explicit `self_compose(count)` of the RR PLD. It also accepts the Laplace and
 discrete Laplace events under replace-one (sensitivity 2C, dp_accounting's
-convention for the Gaussian) and hands events it does not know to a callback.
+convention for the Gaussian), dpaudit's `DiscreteGaussianDpEvent` (the
+library's `from_discrete_gaussian_mechanism`, which has no event of its
+own), and hands events it does not know to a callback.
 
 Pessimistic PLDs give upper bounds on δ(ε) (Meiser & Mohammadi, CCS 2018;
 Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, PETS 2022, "Connect the Dots").
@@ -92,6 +94,7 @@ def has_library_pld(event: dp_event.DpEvent, relation: NeighboringRelation) -> b
     """Return True when `event` is a single mechanism with a dp_accounting PLD constructor here."""
     from dp_accounting import dp_event
     from dp_accounting.privacy_accountant import NeighboringRelation
+    from dpaudit.mechanisms.events import DiscreteGaussianDpEvent
 
     if isinstance(event, dp_event.PoissonSampledDpEvent):
         inner = event.event
@@ -106,6 +109,8 @@ def has_library_pld(event: dp_event.DpEvent, relation: NeighboringRelation) -> b
         )
     if isinstance(event, dp_event.MixtureOfGaussiansDpEvent):
         return relation == NeighboringRelation.ADD_OR_REMOVE_ONE
+    if isinstance(event, DiscreteGaussianDpEvent):
+        return event.sigma > 0 and isinstance(event.sensitivity, int) and event.sensitivity >= 1
     return isinstance(
         event,
         (
@@ -123,6 +128,7 @@ def _mechanism_pld(event: dp_event.DpEvent, relation: NeighboringRelation, discr
     from dp_accounting import dp_event
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
     from dp_accounting.privacy_accountant import NeighboringRelation
+    from dpaudit.mechanisms.events import DiscreteGaussianDpEvent
 
     if not has_library_pld(event, relation):
         return None
@@ -146,6 +152,10 @@ def _mechanism_pld(event: dp_event.DpEvent, relation: NeighboringRelation, discr
             event.noise_parameter,
             sensitivity=event.sensitivity * (2 if replace else 1),
             value_discretization_interval=discretization,
+        )
+    if isinstance(event, DiscreteGaussianDpEvent):
+        return pld_lib.from_discrete_gaussian_mechanism(
+            event.sigma, sensitivity=event.sensitivity * (2 if replace else 1), value_discretization_interval=discretization
         )
     if isinstance(event, dp_event.RandomizedResponseDpEvent):
         return _randomized_response_pld(event, discretization)

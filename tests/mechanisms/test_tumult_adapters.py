@@ -34,12 +34,12 @@ needs_tumult = pytest.mark.skipif(ta.tumult_python() is None, reason=ABSENT)
 
 LISTED = """
 from dpaudit.mechanisms import list_mechanisms
-print(" ".join(n for n in list_mechanisms() if n.startswith("tumult_")))
+print(" ".join(n for n in list_mechanisms() if n.startswith("tumult_") and not n.startswith("tumult_analytics_")))
 """
 
 
 def _registered(value: str | None) -> list[str]:
-    """Return the tumult_* names a fresh process registers with DPAUDIT_TUMULT_PYTHON set to `value` (unset: None)."""
+    """Return the tumult_* names but Analytics' that a fresh process registers with DPAUDIT_TUMULT_PYTHON set to `value` (unset: None)."""
     env = {k: v for k, v in os.environ.items() if k != ta.ENVIRONMENT_VARIABLE}
     if value is not None:
         env[ta.ENVIRONMENT_VARIABLE] = value
@@ -75,6 +75,8 @@ def test_the_interpreter_is_looked_up_in_order(tmp_path, monkeypatch) -> None:
     fake.chmod(0o644)
     assert ta.tumult_python() != str(fake)  # not executable: not an interpreter
     fake.chmod(0o755)
+    assert ta.tumult_python() != str(fake)  # no .installed: a build that did not finish
+    (tmp_path / ".venv-tumult" / ".installed").touch()
     assert ta.tumult_python() == str(fake)  # the current directory comes first
 
 

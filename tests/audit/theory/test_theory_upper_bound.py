@@ -11,7 +11,7 @@ from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.privacy_accountant import NeighboringRelation
 from dpaudit.audit.theory import UpperBound, upper_bound
 from dpaudit.mechanisms.errors import DPAuditError
-from dpaudit.mechanisms.events import EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
+from dpaudit.mechanisms.events import DiscreteGaussianDpEvent, EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
 from scipy import integrate, stats
 
 DELTA = 1e-5
@@ -139,6 +139,24 @@ def test_group_privacy():
     inner_delta = 1e-7 * (math.exp(approx) - 1) / (math.exp(approx / 3) - 1)
     assert approx <= 1.5 and inner_delta <= DELTA
     assert math.isinf(upper_bound(GroupDpEvent(EpsilonDeltaDpEvent(0.5, 1e-3), 3), delta=DELTA).epsilon)
+
+
+def _discrete_gaussian_delta(epsilon, sigma, sensitivity):
+    """δ(ε) of the discrete Gaussian by summing max(0, p(k) − e^ε p(k − Δ)) over the integers within 40σ of 0."""
+    k = np.arange(-40 * math.ceil(sigma), 40 * math.ceil(sigma) + sensitivity + 1)
+    p, q = np.exp(-k**2 / (2 * sigma**2)), np.exp(-((k - sensitivity) ** 2) / (2 * sigma**2))
+    return float(np.sum(np.maximum(0.0, p / p.sum() - math.exp(epsilon) * q / q.sum())))
+
+
+@pytest.mark.parametrize(("sigma", "sensitivity"), [(1.0, 1), (4.0, 1), (4.0, 4), (8.0, 1)])
+def test_discrete_gaussian_is_sound_by_enumeration_and_close_to_the_gaussian(sigma, sensitivity):
+    bound = upper_bound(DiscreteGaussianDpEvent(sigma, sensitivity), delta=DELTA)
+    assert bound.method == "pld"
+    assert _discrete_gaussian_delta(bound.epsilon, sigma, sensitivity) <= DELTA
+    # At σ ≥ 1 its profile is close to the Gaussian's at σ/Δ (Canonne, Kamath, Steinke 2020).
+    gaussian = upper_bound(de.GaussianDpEvent(sigma / sensitivity), delta=DELTA).epsilon
+    assert abs(bound.epsilon / gaussian - 1) < 0.02
+    assert math.isinf(upper_bound(DiscreteGaussianDpEvent(sigma, sensitivity), delta=0.0).epsilon)
 
 
 def test_composed_with_parts_without_pld_is_at_least_each_part():
