@@ -20,9 +20,10 @@ from dpaudit.attacks.dpsgd.game import (
     OPACUS,
     TARGETS,
     DPSGDGame,
+    group_size,
     multi_run_membership,
     one_torch_thread,
-    play_multi_run,
+    play_multi_run_group,
     play_one_run,
     resolve_trainer,
 )
@@ -34,7 +35,7 @@ from dpaudit.audit.audits.membership import Played, Subject, run_membership_audi
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.execution.progress import trial_progress
 from dpaudit.audit.execution.run_store import RunStore
-from dpaudit.audit.execution.runs import Execution, run_each
+from dpaudit.audit.execution.runs import Execution, run_groups
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.audit.theory.upper_bound import upper_bound
 from dpaudit.mechanisms.base import Claim, Relation
@@ -47,6 +48,7 @@ from dpaudit.mechanisms.validation import check_int
 __all__ = ["DPSGDInterrupted", "Execution", "audit_dpsgd"]
 
 MIN_RUNS = 10
+MIN_GROUPS = 8  # runs trained side by side are split in at least this many groups: saved as they go, spread over workers
 USER_DATA, CANARIES_ONLY = "user", "canaries"
 DATASET_CHOICES = (USER_DATA, CANARIES_ONLY)
 
@@ -234,8 +236,9 @@ def _multi_run(game: DPSGDGame, runs: int, rng: np.random.Generator, seed: int, 
         if bar and scores:
             bar(len(scores))
         try:
-            run_each(lambda index: play_multi_run(game, index, members[index], seed), pending,
-                     backend=execution.backend, finish=finish, progress=bar, worker_setup=one_torch_thread)
+            run_groups(lambda group: play_multi_run_group(game, group, members, seed), pending,
+                       size=min(group_size(game), max(1, -(-len(pending) // MIN_GROUPS))),
+                       backend=execution.backend, finish=finish, progress=bar, worker_setup=one_torch_thread)
         except KeyboardInterrupt:
             raise DPSGDInterrupted(len(scores), runs, store.path if store else None) from None
     table, truth = np.array([scores[i] for i in range(runs)]).reshape(runs, k), members.reshape(runs, k)
