@@ -10,6 +10,7 @@ accountant for Opacus) and dpaudit's PLD upper bound of what the code does.
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 from typing import Any
 
@@ -237,13 +238,18 @@ def _multi_run(game: DPSGDGame, runs: int, rng: np.random.Generator, seed: int, 
             bar(len(scores))
         try:
             run_groups(lambda group: play_multi_run_group(game, group, members, seed), pending,
-                       size=min(group_size(game), max(1, -(-len(pending) // MIN_GROUPS))),
-                       backend=execution.backend, finish=finish, progress=bar, worker_setup=one_torch_thread)
+                       size=_group_size(game, len(pending)), backend=execution.backend, finish=finish, progress=bar,
+                       worker_setup=one_torch_thread)
         except KeyboardInterrupt:
             raise DPSGDInterrupted(len(scores), runs, store.path if store else None) from None
     table, truth = np.array([scores[i] for i in range(runs)]).reshape(runs, k), members.reshape(runs, k)
     arms = tuple(Observations(table[:, j], truth[:, j]) for j in range(k))
     return arms[0] if k == 1 else arms
+
+
+def _group_size(game: DPSGDGame, pending: int) -> int:
+    """Return how many runs each task plays: the game's group size, but small enough for MIN_GROUPS groups."""
+    return min(group_size(game), max(1, math.ceil(pending / MIN_GROUPS)))
 
 
 def _accounting(target: Any, trainer: Any) -> tuple[Subject, dict[str, Any]]:
