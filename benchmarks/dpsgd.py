@@ -1,7 +1,9 @@
 """DP-SGD audits: training runs per minute, the share of the PLD bound each estimator certifies, and against the ideal.
 
 1. Runs per minute of logistic regression on the digits (q = 256/1797, 100
-   steps): dpaudit's torch.func trainer (logreg and the 64-32-10 MLP),
+   steps): dpaudit's torch.func trainer one run at a time and its runs
+   trained side by side (one group of as many runs as its memory budget
+   holds), for logreg and the 64-32-10 MLP, with the ratio of the two;
    Opacus 1.6 (Poisson sampling), and the same model trained without
    privacy (autograd on the batch mean, the same Poisson batches).
 2. Certified ε / PLD upper bound of the white-box Dirac-canary audit of the
@@ -22,9 +24,16 @@
    canary, all iterates; black-box crafted input, final model, loss
    difference), beside the ideal white-box audit's mean and standard
    deviation over IDEAL_SEEDS simulated sets of 500 runs.
+5. Many runs (`many-runs`): one multi-run audit of 10⁵ training runs, full
+   batches (q = 1, 10 steps) at ε ≈ 8, white-box Dirac canary, the default
+   threshold estimator (no assumption): certified ε, PLD bound, their
+   ratio and the wall time, the runs trained side by side in process on one
+   thread (on this loaded 2-core machine a local Dask cluster of two
+   workers was slower: 84 s against 52 s for 10⁴ runs).
 
-Run: python benchmarks/dpsgd.py [--seeds 5] [--parts speeds multi-run one-run threats]
-(on 2 shared cores: multi-run about 9 minutes a seed, one-run about 2, threats about 10)
+Run: python benchmarks/dpsgd.py [--seeds 5] [--parts speeds multi-run one-run threats many-runs]
+(on 2 shared cores, runs one at a time: multi-run about 9 minutes a seed, one-run about 2, threats about 10;
+multi-run and threats now train side by side; many-runs about 10 minutes under a load average of 12–17)
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from dpaudit.audit.audits.dpsgd import audit_dpsgd
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.experiments.dpsgd import MULTI, calibrate
 from dpaudit.mechanisms.dpsgd.accounting import pld_epsilon, poisson_event
+from dpaudit.mechanisms.dpsgd.batched_trainer import BatchedDPSGDTrainer
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.data import load_data
 from dpaudit.mechanisms.dpsgd.opacus_target import OpacusTrainer
@@ -54,7 +64,8 @@ EPSILONS = (2.0, 4.0, 8.0)
 FIGURE_RUNS = 500
 IDEAL_SEEDS = 20
 THREAT_IDEAL_SEEDS = 200
-PARTS = ("speeds", "multi-run", "one-run", "threats")
+MANY_RUNS = 100_000
+PARTS = ("speeds", "multi-run", "one-run", "threats", "many-runs")
 
 
 def _per_minute(train) -> float:
@@ -81,16 +92,29 @@ def _non_private(data, steps: int = 100, lr: float = 0.5):
     return train
 
 
-def speeds() -> list[tuple[str, float]]:
-    """Return (trainer, training runs per minute) for the four trainers."""
+def _side_by_side_per_minute(trainer: BatchedDPSGDTrainer, theta0: np.ndarray) -> float:
+    """Return runs a minute of one group of as many runs as the trainer's memory budget holds, after a small warm-up group."""
+    runs = trainer.group_size(keep_iterates=False)
+    trainer.train_runs(theta0, [Insertions()] * 8, [np.random.default_rng(s) for s in range(8)])
+    start = time.perf_counter()
+    trainer.train_runs(theta0, [Insertions()] * runs, [np.random.default_rng(s) for s in range(runs)])
+    return 60 * runs / (time.perf_counter() - start)
+
+
+def speeds() -> list[tuple[str, float, float | None]]:
+    """Return (trainer, training runs per minute, ratio to the same model one run at a time) for the six trainers."""
     data = load_data("digits")
-    rows = []
-    for label, trainer in (("dpaudit, logreg", DPSGDTrainer(DPSGDConfig(), data)),
-                           ("dpaudit, mlp", DPSGDTrainer(DPSGDConfig(model="mlp"), data)),
-                           ("Opacus 1.6, logreg", OpacusTrainer(DPSGDConfig(), data))):
+    rows: list[tuple[str, float, float | None]] = []
+    for model in ("logreg", "mlp"):
+        trainer, batched = DPSGDTrainer(DPSGDConfig(model=model), data), BatchedDPSGDTrainer(DPSGDConfig(model=model), data)
         theta0 = trainer.model.initial(np.random.default_rng(0)).cpu().numpy()
-        rows.append((label, _per_minute(lambda s, t=trainer: t.train(theta0, Insertions(), np.random.default_rng(s)))))
-    rows.append(("no privacy, logreg", _per_minute(_non_private(data))))
+        alone = _per_minute(lambda s, t=trainer: t.train(theta0, Insertions(), np.random.default_rng(s)))
+        side = _side_by_side_per_minute(batched, theta0)
+        rows += [(f"dpaudit, {model}, one run at a time", alone, None), (f"dpaudit, {model}, side by side", side, side / alone)]
+    trainer = OpacusTrainer(DPSGDConfig(), data)
+    theta0 = trainer.model.initial(np.random.default_rng(0)).cpu().numpy()
+    rows.append(("Opacus 1.6, logreg", _per_minute(lambda s: trainer.train(theta0, Insertions(), np.random.default_rng(s))), None))
+    rows.append(("no privacy, logreg", _per_minute(_non_private(data)), None))
     return rows
 
 
@@ -118,6 +142,14 @@ def multi_run_ratios(seed: int) -> list[tuple[str, str, int, float]]:
                 bound = audit_scores(first, game=MultiRun(runs), bound=Bound(estimator, delta=DELTA), seed=seed)
                 out.append((label, estimator, runs, bound.lower_bound.epsilon / result.upper_bound.epsilon))
     return out
+
+
+def many_runs(seed: int) -> tuple[float, float, float]:
+    """Return (certified ε, PLD bound, seconds) of the MANY_RUNS-run white-box Dirac audit, full batches at ε ≈ 8."""
+    config = DPSGDConfig(noise_multiplier=full_batch_sigma(8.0), sample_rate=1.0, steps=10)
+    start = time.perf_counter()
+    result = audit_dpsgd(config, runs=MANY_RUNS, seed=seed)
+    return result.lower_bound.epsilon, result.upper_bound.epsilon, time.perf_counter() - start
 
 
 def ideal_scores(included: np.ndarray, *, sigma: float, q: float, steps: int, rng: np.random.Generator) -> Observations:
@@ -235,8 +267,18 @@ def main() -> None:
     console = Console(width=120)
     if "speeds" in args.parts:
         console.print(_table(
-            f"Training runs per minute (digits, q = 256/1797, 100 steps, mean of {TIMED_RUNS} after a warm-up, one thread)",
-            ("trainer", "runs / minute"), [(label, f"{rate:,.0f}") for label, rate in speeds()]))
+            f"Training runs per minute (digits, q = 256/1797, 100 steps, one thread; one at a time: mean of {TIMED_RUNS} "
+            "after a warm-up; side by side: one group)",
+            ("trainer", "runs / minute", "× one at a time"),
+            [(label, f"{rate:,.0f}", "" if ratio is None else f"{ratio:.1f}") for label, rate, ratio in speeds()]))
+    if "many-runs" in args.parts:
+        rows = [(str(seed), *many_runs(seed)) for seed in seeds]
+        console.print(_table(
+            f"{MANY_RUNS:,} training runs side by side (full batch, 10 steps, ε ≈ 8, white-box Dirac, threshold estimator, "
+            "in process, one thread)",
+            ("seed", "certified ε", "PLD upper ε", "certified / upper", "minutes"),
+            [(seed, f"{lower:.3f}", f"{upper:.3f}", f"{lower / upper:.2f}", f"{seconds / 60:.1f}")
+             for seed, lower, upper, seconds in rows]))
     if "multi-run" in args.parts:
         rows: dict[tuple[str, str, int], list[float]] = {}
         for seed in seeds:

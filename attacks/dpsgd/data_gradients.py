@@ -29,7 +29,8 @@ __all__ = ["data_gradient_moments"]
 
 
 def data_gradient_moments(thetas: np.ndarray, directions: np.ndarray, *, model: FlatModel, data: TrainingData,
-                          clip_norm: float, sample_rate: float) -> tuple[np.ndarray, np.ndarray]:
+                          clip_norm: float, sample_rate: float,
+                          starts: dict[bytes, tuple[np.ndarray, np.ndarray]] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Return the (T, m) mean and variance of the data's clipped gradient sum along each unit direction at each θ_t.
 
     `thetas` are θ₀ … θ_{T−1} ((T, P)), `directions` the canaries' unit
@@ -40,9 +41,14 @@ def data_gradient_moments(thetas: np.ndarray, directions: np.ndarray, *, model: 
     gradient touches at θ₀ are taken to stay untouched, and when none is
     touched the other T − 1 steps are not computed: this is exact for the
     weights of inputs that are zero in every example (the quiet coordinates
-    of the digits), whose gradients vanish at every θ.
+    of the digits), whose gradients vanish at every θ. `starts` keeps the
+    moments at θ₀ by its bytes, for the next run that starts there (every
+    run of a game starts from the same public θ₀).
     """
-    first = _coordinate_moments(thetas[0], model, data, clip_norm)
+    key, starts = thetas[0].tobytes(), {} if starts is None else starts
+    if key not in starts:
+        starts[key] = _coordinate_moments(thetas[0], model, data, clip_norm)
+    first = starts[key]
     support = np.abs(directions) > 0
     touched = (first[1] > 0) & support.any(axis=0)
     if not touched.any():

@@ -5,15 +5,17 @@ the same data and initialisation; exactly ⌊R/2⌋ of them, chosen by a seeded
 permutation, hold the canary. One-run (Steinke, Nasr and Jagielski, NeurIPS
 2023): one run, m canaries each included independently with probability ½.
 Run i draws all its randomness from its own child of the audit's seed, so a
-run's scores do not depend on where or in which order it ran: the game can
-be spread over processes and resumed after an interruption.
+run's scores do not depend on where, in which order or beside which other
+runs it ran: the game can be spread over processes, resumed after an
+interruption, and, with dpaudit's trainer, played in groups of runs trained
+side by side (`BatchedDPSGDTrainer`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 from dpaudit.attacks.dpsgd.canaries import DPSGDCanaries
@@ -24,7 +26,17 @@ from dpaudit.mechanisms.dpsgd.data import load_data
 from dpaudit.mechanisms.dpsgd.torch_support import import_torch
 from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
 
-__all__ = ["TARGETS", "DPSGDGame", "multi_run_membership", "one_torch_thread", "play_multi_run", "play_one_run", "resolve_trainer"]
+__all__ = [
+    "TARGETS",
+    "DPSGDGame",
+    "group_size",
+    "multi_run_membership",
+    "one_torch_thread",
+    "play_multi_run",
+    "play_multi_run_group",
+    "play_one_run",
+    "resolve_trainer",
+]
 
 DPAUDIT, OPACUS = "dpaudit", "opacus"
 TARGETS = (DPAUDIT, OPACUS)
@@ -53,6 +65,16 @@ class DPSGDGame:
         return canary_scores(self.theta0, trajectory.iterates, self.canaries, threat=self.threat,
                              trainer=trainer, score=self.score)
 
+    def play_side_by_side(self, included: np.ndarray, rngs: Sequence[np.random.Generator]) -> np.ndarray:
+        """Train R = len(rngs) runs of dpaudit's trainer at once, run r with the canaries marked in `included[r]`; return (R, m) scores.
+
+        Row r is what `play(included[r], rngs[r])` returns, up to float32 rounding.
+        """
+        trainer = resolve_trainer(self.config, self.target)
+        iterates = trainer.train_runs(self.theta0, [self.canaries.insertions(row) for row in included], rngs,
+                                      keep_iterates=self.threat == WHITE_BOX)
+        return canary_scores(self.theta0, iterates, self.canaries, threat=self.threat, trainer=trainer, score=self.score)
+
 
 def resolve_trainer(config: DPSGDConfig, target: Any) -> Any:
     """Return the trainer of `target`: "dpaudit" or "opacus" (built once per process), or a user's trainer as is."""
@@ -68,9 +90,9 @@ def _trainer_for(config: DPSGDConfig, target: str) -> Any:
         from dpaudit.mechanisms.dpsgd.opacus_target import OpacusTrainer
 
         return OpacusTrainer(config, data)
-    from dpaudit.mechanisms.dpsgd.trainer import DPSGDTrainer
+    from dpaudit.mechanisms.dpsgd.batched_trainer import BatchedDPSGDTrainer
 
-    return DPSGDTrainer(config, data)
+    return BatchedDPSGDTrainer(config, data)
 
 
 def one_torch_thread() -> None:
@@ -100,6 +122,26 @@ def multi_run_membership(runs: int, rng: np.random.Generator, canaries: int = 1)
 def play_multi_run(game: DPSGDGame, index: int, member: Any, seed: int) -> np.ndarray:
     """Play run `index` of a multi-run game (its canaries in as `member` says); return the canaries' scores."""
     return game.play(np.atleast_1d(member), _run_rng(seed, index))
+
+
+def group_size(game: DPSGDGame) -> int:
+    """Return how many runs of `game` to train side by side: dpaudit's trainer fits its memory budget, any other target 1."""
+    if game.target != DPAUDIT:
+        return 1
+    return resolve_trainer(game.config, game.target).group_size(keep_iterates=game.threat == WHITE_BOX)
+
+
+def play_multi_run_group(game: DPSGDGame, indices: Sequence[int], members: np.ndarray, seed: int) -> list[np.ndarray]:
+    """Play runs `indices` of a multi-run game (run i's canaries in as `members[i]` says); return their scores, in order.
+
+    Each run draws from its own stream, so its scores do not depend on the
+    group: dpaudit's trainer trains the group side by side, any other
+    target one run after the other.
+    """
+    if game.target != DPAUDIT:
+        return [play_multi_run(game, i, members[i], seed) for i in indices]
+    included = np.stack([np.atleast_1d(members[i]) for i in indices])
+    return list(game.play_side_by_side(included, [_run_rng(seed, i) for i in indices]))
 
 
 def play_one_run(game: DPSGDGame, included: np.ndarray, seed: int) -> np.ndarray:

@@ -39,23 +39,36 @@ BLACK_BOX_SCORES = (LOSS, LOSS_DIFFERENCE)
 
 def white_box_scores(iterates: np.ndarray, canaries: DPSGDCanaries, *, model: FlatModel, config: DPSGDConfig,
                      sample_rate: float, sum_scale: float, data: TrainingData | None = None) -> np.ndarray:
-    """Return each canary's summed per-step log-likelihood ratio from the iterates θ₀ … θ_T ((T + 1, P)).
+    """Return each canary's summed per-step log-likelihood ratio from the iterates θ₀ … θ_T ((T + 1, P)): (m,).
 
     `sum_scale` turns an update into the noisy gradient sum (q·n/lr for the
     trainer's expected batch q·n), `sample_rate` is q. With the training
     `data`, a gradient canary's projections are taken net of the data's
     predicted part and their scale widened by its sampling variance
-    (`data_gradients`). Inputs: the iterates (the release), and the
-    canaries, model, settings, `sum_scale` (n counts the data without
-    canaries) and data, all fixed before the game.
+    (`data_gradients`). The iterates of R runs ((R, T + 1, P)) give (R, m),
+    each row what that run's iterates alone give; the data's moments at θ₀
+    are then computed once for the runs that share it. Inputs: the iterates
+    (the release), and the canaries, model, settings, `sum_scale` (n counts
+    the data without canaries) and data, all fixed before the game.
     """
+    settings = {"model": model, "config": config, "sample_rate": sample_rate, "sum_scale": sum_scale, "data": data}
+    if iterates.ndim == 3:
+        starts: dict[bytes, tuple[np.ndarray, np.ndarray]] = {}
+        return np.stack([_white_box(run, canaries, **settings, starts=starts) for run in iterates])
+    return _white_box(iterates, canaries, **settings, starts={})
+
+
+def _white_box(iterates: np.ndarray, canaries: DPSGDCanaries, *, model: FlatModel, config: DPSGDConfig,
+               sample_rate: float, sum_scale: float, data: TrainingData | None,
+               starts: dict[bytes, tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """Return one run's white-box scores (m,) from its iterates (T + 1, P); `starts` holds data moments at θ₀ already computed."""
     sums = (iterates[:-1] - iterates[1:]).astype(np.float64) * sum_scale
     scale = config.noise_multiplier * config.clip_norm
     projections, norms = _projections(iterates[:-1], sums, canaries, model=model, clip_norm=config.clip_norm)
     if data is not None and canaries.gradients is not None:
         directions, _ = _unit_clipped(canaries.gradients.astype(np.float64), config.clip_norm)
         mean, variance = data_gradient_moments(iterates[:-1], directions, model=model, data=data,
-                                               clip_norm=config.clip_norm, sample_rate=sample_rate)
+                                               clip_norm=config.clip_norm, sample_rate=sample_rate, starts=starts)
         projections, scale = projections - mean, np.sqrt(scale**2 + variance)
     return likelihood_ratio_sum(projections / scale, norms / scale, sample_rate)
 
@@ -124,13 +137,17 @@ def canary_scores(theta0: np.ndarray | None, iterates: np.ndarray, canaries: DPS
                   trainer: Any, score: str = LOSS) -> np.ndarray:
     """Return the canaries' scores under `threat` ("white-box": the iterates θ₀ … θ_T; "black-box": θ₀ and θ_T).
 
-    `trainer` (a `DPSGDTrainer`, `OpacusTrainer` or `UserTrainer`) gives the
-    losses, and for white-box the model, the settings and the update
-    normalisation the attacker knows.
+    `iterates` are one run's ((T + 1, P); scores (m,)) or R runs' ((R, T + 1, P);
+    scores (R, m), each run scored alone). `trainer` (a `DPSGDTrainer`,
+    `OpacusTrainer` or `UserTrainer`) gives the losses, and for white-box
+    the model, the settings and the update normalisation the attacker knows.
     """
     if threat == WHITE_BOX:
         return white_box_scores(iterates, canaries, model=trainer.model, config=trainer.config,
                                 sample_rate=trainer.sample_rate, sum_scale=trainer.sum_scale, data=trainer.data)
     if threat == BLACK_BOX:
-        return black_box_scores(theta0, iterates[-1], canaries, losses=trainer.losses, score=score)
+        finals = iterates[..., -1, :]
+        if finals.ndim == 1:
+            return black_box_scores(theta0, finals, canaries, losses=trainer.losses, score=score)
+        return np.stack([black_box_scores(theta0, final, canaries, losses=trainer.losses, score=score) for final in finals])
     raise InvalidParameterError(f"The threat model must be one of {', '.join(THREATS)}; got {threat!r} instead.")

@@ -10,6 +10,7 @@ accountant for Opacus) and dpaudit's PLD upper bound of what the code does.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import numpy as np
@@ -19,9 +20,10 @@ from dpaudit.attacks.dpsgd.game import (
     OPACUS,
     TARGETS,
     DPSGDGame,
+    group_size,
     multi_run_membership,
     one_torch_thread,
-    play_multi_run,
+    play_multi_run_group,
     play_one_run,
     resolve_trainer,
 )
@@ -36,7 +38,7 @@ from dpaudit.audit.execution.fingerprint import fingerprint
 from dpaudit.audit.execution.interrupted import Interrupted
 from dpaudit.audit.execution.progress import progress_of
 from dpaudit.audit.execution.run_store import RunStore
-from dpaudit.audit.execution.runs import run_each
+from dpaudit.audit.execution.runs import run_groups
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.audit.theory.upper_bound import upper_bound
 from dpaudit.mechanisms.base import Claim, Relation
@@ -49,6 +51,7 @@ from dpaudit.mechanisms.validation import check_int
 __all__ = ["DPSGDInterrupted", "audit_dpsgd"]
 
 MIN_RUNS = 10
+MIN_GROUPS = 8  # runs trained side by side are split in at least this many groups: saved as they go, spread over workers
 USER_DATA, CANARIES_ONLY = "user", "canaries"
 DATASET_CHOICES = (USER_DATA, CANARIES_ONLY)
 
@@ -253,13 +256,19 @@ def _multi_run(game: DPSGDGame, runs: int, rng: np.random.Generator, seed: int, 
         if bar and scores:
             bar(len(scores))
         try:
-            run_each(lambda index: play_multi_run(game, index, members[index], seed), pending,
-                     backend=execution.backend, finish=finish, progress=bar, worker_setup=one_torch_thread)
+            run_groups(lambda group: play_multi_run_group(game, group, members, seed), pending,
+                       size=_group_size(game, len(pending)), backend=execution.backend, finish=finish, progress=bar,
+                       worker_setup=one_torch_thread)
         except KeyboardInterrupt:
             raise Interrupted(None, done=len(scores), total=runs, store=store.path if store else None) from None
     table, truth = np.array([scores[i] for i in range(runs)]).reshape(runs, k), members.reshape(runs, k)
     arms = tuple(Observations(table[:, j], truth[:, j]) for j in range(k))
     return arms[0] if k == 1 else arms
+
+
+def _group_size(game: DPSGDGame, pending: int) -> int:
+    """Return how many runs each task plays: the game's group size, but small enough for MIN_GROUPS groups."""
+    return min(group_size(game), max(1, math.ceil(pending / MIN_GROUPS)))
 
 
 def _accounting(target: Any, trainer: Any) -> tuple[Subject, dict[str, Any]]:

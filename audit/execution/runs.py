@@ -5,7 +5,9 @@ pipeline has few long runs whose results must be kept one by one (the
 results folder of `run_store`). `run_each` plays them on the same `Backend`
 as every other audit (in process, a local Dask cluster, or a scheduler);
 each run is a pure function of its index and the audit's seed, so the
-result does not depend on where or in which order runs finish.
+result does not depend on where or in which order runs finish. `run_groups`
+plays runs a group at a time (e.g. trained side by side) and still hands
+each run back on its own.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, Callable, Sequence
 from dpaudit.audit.execution.backends import Backend, dask_client
 from dpaudit.audit.execution.runner import Progress
 
-__all__ = ["run_each"]
+__all__ = ["run_each", "run_groups"]
 
 
 def run_each(
@@ -52,3 +54,29 @@ def run_each(
                     progress(1)
         finally:
             client.cancel(list(futures))
+
+
+def run_groups(
+    play: Callable[[tuple[int, ...]], Sequence[Any]],
+    indices: Sequence[int],
+    *,
+    size: int,
+    backend: Backend,
+    finish: Callable[[int, Any], None],
+    progress: Progress | None = None,
+    worker_setup: Callable[[], Any] | None = None,
+) -> None:
+    """Call `play(group)` for consecutive groups of at most `size` indices, one value per index, on `backend` (`run_each`).
+
+    As a group ends, `finish(i, value)` is called for each of its indices
+    in turn, and `progress` advances by one run each time.
+    """
+    groups = [tuple(indices[start:start + size]) for start in range(0, len(indices), size)]
+
+    def finish_group(group: tuple[int, ...], values: Sequence[Any]) -> None:
+        for index, value in zip(group, values, strict=True):
+            finish(index, value)
+            if progress:
+                progress(1)
+
+    run_each(play, groups, backend=backend, finish=finish_group, worker_setup=worker_setup)

@@ -123,17 +123,23 @@ class DPSGDTrainer:
 
     def _aggregate(self, grads: Any) -> Any:
         """Return the clipped gradient sum, as the config's code computes it."""
+        return self._batch_term(self._example_terms(grads).sum(dim=0))
+
+    def _example_terms(self, grads: Any) -> Any:
+        """Return each example's term of the sum (rows of `grads`): clipped to C, or not, as the config's code clips."""
         c, bug = self.config.clip_norm, self.config.bug
-        if bug == "no-clipping":
-            return grads.sum(dim=0)
-        if bug == "clip-batch-mean":
-            mean = grads.sum(dim=0) / self.expected_batch
-            return _clip_rows(self.torch, mean.unsqueeze(0), c)[0] * self.expected_batch
+        if bug in ("no-clipping", "clip-batch-mean"):
+            return grads
         if bug == "bias-unclipped":
             bias = self.torch.as_tensor(self.model.bias_mask, device=self.model.device)
-            clipped = _clip_rows(self.torch, grads * ~bias, c)
-            return (clipped + grads * bias).sum(dim=0)
-        return _clip_rows(self.torch, grads, c).sum(dim=0)
+            return _clip_rows(self.torch, grads * ~bias, c) + grads * bias
+        return _clip_rows(self.torch, grads, c)
+
+    def _batch_term(self, sums: Any) -> Any:
+        """Return the step's gradient from the sum of example terms (last axis): itself, or its mean clipped and scaled back."""
+        if self.config.bug != "clip-batch-mean":
+            return sums
+        return _clip_rows(self.torch, sums / self.expected_batch, self.config.clip_norm) * self.expected_batch
 
     def _noise_std(self) -> float:
         sigma = self.config.noise_multiplier
@@ -141,6 +147,10 @@ class DPSGDTrainer:
 
 
 def _clip_rows(torch: Any, rows: Any, clip_norm: float) -> Any:
-    """Return each row scaled to norm at most `clip_norm` (rows of norm 0 stay 0)."""
-    norms = torch.linalg.vector_norm(rows, dim=1, keepdim=True)
-    return rows * torch.clamp(clip_norm / torch.clamp(norms, min=1e-12), max=1.0)
+    """Return each row (last axis) scaled to norm at most `clip_norm` (rows of norm 0 stay 0)."""
+    return rows * clip_factors(torch, torch.linalg.vector_norm(rows, dim=-1, keepdim=True), clip_norm)
+
+
+def clip_factors(torch: Any, norms: Any, clip_norm: float) -> Any:
+    """Return min(1, C/‖g‖) for gradient norms ‖g‖ (1 where ‖g‖ = 0): the factor that clips a gradient to norm C."""
+    return torch.clamp(clip_norm / torch.clamp(norms, min=1e-12), max=1.0)

@@ -63,3 +63,19 @@ def test_poisson_moments_are_the_sampled_mean_and_variance_and_vanish_on_untouch
     assert np.all(mean[:, 1] == 0) and np.all(variance[:, 1] == 0)
     untouched = data_gradient_moments(thetas, directions[1:], model=MODEL, data=DATA, clip_norm=clip, sample_rate=q)
     assert all(np.all(part == 0) and part.shape == (3, 1) for part in untouched)
+
+
+@pytest.mark.parametrize("coordinate", [USED, UNUSED])
+def test_runs_scored_together_get_the_scores_each_gets_alone(coordinate):
+    sigma, clip, steps, lr = 1.5, 0.5, 6, 2.0
+    config = DPSGDConfig(model="logreg", noise_multiplier=sigma, clip_norm=clip, sample_rate=0.5, steps=steps,
+                         learning_rate=lr)
+    runs = []
+    for seed in range(3):
+        thetas, _ = _full_batch_run(np.random.default_rng(0), sigma=sigma, clip=clip, steps=steps, lr=lr)
+        noise = np.random.default_rng(seed + 1).normal(0.0, 0.01, thetas.shape)
+        runs.append(thetas + np.concatenate([np.zeros((1, MODEL.size)), noise[1:]]))
+    kwargs = dict(model=MODEL, config=config, sample_rate=0.5, sum_scale=DATA.rows / lr, data=DATA)
+    together = white_box_scores(np.stack(runs), _dirac(coordinate), **kwargs)
+    assert together.shape == (3, 1)
+    assert np.array_equal(together, np.stack([white_box_scores(run, _dirac(coordinate), **kwargs) for run in runs]))
