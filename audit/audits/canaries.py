@@ -30,6 +30,7 @@ from dpaudit.attacks.one_run_game import one_run_game
 from dpaudit.audit.audits.membership import Played, Subject, run_membership_audit
 from dpaudit.audit.audits.two_dataset import theory_upper_bound
 from dpaudit.audit.estimators.certify import Bound
+from dpaudit.audit.execution.execution import Execution, in_process
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation, check_pair
 from dpaudit.mechanisms.errors import InvalidParameterError
@@ -132,6 +133,7 @@ def audit_canaries(
     dim: int | None = None,
     norm: float | None = None,
     seed: int = 0,
+    execution: Execution = Execution(),
 ) -> MembershipResult:
     """Return the membership audit of `mech` with canaries dpaudit makes for it.
 
@@ -152,6 +154,7 @@ def audit_canaries(
         canary, scorer: how the game is played and scored (see above).
         dim, norm: vector canaries' dimension and norm (default: the mechanism's).
         seed: one seed for the canaries, the game and the estimator.
+        execution: in process only (the game draws in one vectorized call).
 
     Returns:
         A `MembershipResult` with the game's observations.
@@ -160,6 +163,7 @@ def audit_canaries(
         InvalidParameterError: on bad input (one sentence).
     """
     owner = "audit_canaries"
+    in_process(execution, owner)
     subject = mechanism_subject(mech)
     dim = None if dim is None else check_int(dim, "dim", owner)
     if canary not in CANARY_MODES:
@@ -186,6 +190,7 @@ def audit_scores(
     claim: Claim | None = None,
     seed: int = 0,
     label: str = "saved scores",
+    execution: Execution = Execution(),
 ) -> MembershipResult:
     """Return the audit of scores produced elsewhere (e.g. a user's pipeline), for the given `game`.
 
@@ -201,6 +206,7 @@ def audit_scores(
         game, bound: the game the scores come from, and how they are certified.
         claim: the claim to give a verdict against (none: no verdict).
         seed: the estimator's stream; label: the scores' name in reports.
+        execution: in process only (nothing is played).
 
     Returns:
         A `MembershipResult`.
@@ -208,6 +214,7 @@ def audit_scores(
     Raises:
         InvalidParameterError: on bad input (one sentence).
     """
+    in_process(execution, "audit_scores")
     if not isinstance(obs, Observations):
         raise InvalidParameterError(f"audit_scores needs Observations (scores and truth); got {type(obs).__name__}.")
     return run_membership_audit(owner="audit_scores", game=game, bound=bound, seed=seed, subject=Subject(claim=claim),

@@ -35,6 +35,7 @@ from dpaudit.attacks.tracing.scores import (
 from dpaudit.audit.audits.canaries import mechanism_subject
 from dpaudit.audit.audits.membership import Played, run_membership_audit
 from dpaudit.audit.estimators.certify import Bound
+from dpaudit.audit.execution.execution import Execution, in_process
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.errors import InvalidParameterError
@@ -107,6 +108,7 @@ def audit_tracing(
     fresh_data: bool = False,
     group_size: int = 1,
     seed: int = 0,
+    execution: Execution = Execution(),
 ) -> MembershipResult:
     """Return the tracing audit of `mech`, a release of d statistics of n rows in {±1}^d.
 
@@ -124,6 +126,7 @@ def audit_tracing(
         group_size: k: the mechanism sees n/k distinct rows each copied k times; the
             claim and upper bound become group privacy's for k records.
         seed: one seed for the population, the game and the estimator.
+        execution: in process only (the game draws in one vectorized call).
 
     Returns:
         A `MembershipResult` whose `attack` holds n, d, k, the biases, the score's
@@ -135,6 +138,7 @@ def audit_tracing(
         InvalidParameterError: on bad input (one sentence).
     """
     owner = "audit_tracing"
+    in_process(execution, owner)
     if not isinstance(mech, Mechanism):
         raise InvalidParameterError(f"{owner} needs a Mechanism; got {type(mech).__name__}.")
     n, d = _shape(mech, rows, dim)

@@ -9,7 +9,7 @@ from typing import Callable, Union
 from dpaudit.audit.execution.backends import Backend
 from dpaudit.mechanisms.errors import InvalidParameterError
 
-__all__ = ["Execution", "ProgressSpec"]
+__all__ = ["Execution", "ProgressSpec", "in_process"]
 
 ProgressSpec = Union[bool, Callable[[int], None]]
 """False: nothing; True: a bar on stderr once the audit takes a while; a callable: called with each batch of work done."""
@@ -47,3 +47,18 @@ class Execution:
     def backend(self) -> Backend:
         """Return the backend the work runs on."""
         return Backend(workers=self.workers, scheduler=self.scheduler)
+
+
+def in_process(execution: Execution, owner: str) -> Execution:
+    """Return `execution` for an audit whose game draws in one vectorized call here: no workers, scheduler or store.
+
+    Raises:
+        InvalidParameterError: when it asks for Dask or a run store, which would mean nothing there.
+    """
+    if not isinstance(execution, Execution):
+        raise InvalidParameterError(f"The 'execution' parameter of {owner} must be an Execution; got {type(execution).__name__}.")
+    if execution.workers is not None or execution.scheduler is not None or execution.store is not None:
+        raise InvalidParameterError(
+            f"{owner} plays its game in one vectorized call in this process: it takes no workers, scheduler or store."
+        )
+    return execution

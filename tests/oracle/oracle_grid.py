@@ -184,8 +184,9 @@ def _two_dataset_mechanism(cell: dict[str, Any], epsilon: float, pair: tuple[Any
 
 
 def run_two_dataset(cell: dict[str, Any], seed: int, epsilon: float) -> str:
-    from dpaudit.audit import audit_mechanism
+    from dpaudit.audit import Bound, Execution, audit_mechanism
     from dpaudit.audit.audits.auto_trials import AutoBudget
+    from dpaudit.audit.estimators.intervals import interval_named
 
     pair = two_dataset_pair(cell["data"], cell["relation"])
 
@@ -193,10 +194,11 @@ def run_two_dataset(cell: dict[str, Any], seed: int, epsilon: float) -> str:
         mech = _two_dataset_mechanism(cell, epsilon, pair)
         given = () if cell["search"] else pair
         auto = cell["trials"] == "auto"
+        execution = Execution(workers=cell["workers"], progress=(lambda n: None) if cell["progress"] else False)
         return audit_mechanism(
-            mech, *given, trials="auto" if auto else TRIALS, seed=seed, search=cell["search"], interval=cell["interval"],
-            budget=AutoBudget(max_trials=AUTO_BUDGET) if auto else None, workers=cell["workers"],
-            progress=(lambda n: None) if cell["progress"] else None, delta=cell["delta"],
+            mech, *given, trials="auto" if auto else TRIALS, seed=seed, search=cell["search"],
+            bound=Bound(delta=cell["delta"], strategy=interval_named(cell["interval"])),
+            budget=AutoBudget(max_trials=AUTO_BUDGET) if auto else None, execution=execution,
         )
     return outcome_of(call)
 
@@ -221,6 +223,8 @@ def two_dataset_entry() -> Entry:
         "mechanism": "the blind mechanism of the cell", "d0": "the cell's data", "d1": "the cell's data",
         "seed": "the grid's seeds", "confidence": "0.95 throughout; its effect is the level the slow grid tests",
         "scheduler": "needs a running Dask cluster; `workers` plays the same backend", "budget": "the trials axis",
+        "bound": "the interval and delta axes", "execution": "the workers and progress axes",
+        "interval": "an axis, through bound=", "progress": "an axis, through execution=", "workers": "an axis, through execution=",
     })
 
 
@@ -315,7 +319,8 @@ def canaries_entry() -> Entry:
         "scorer": (None, "inner-product", *(f"black-box-{s}" for s in STATISTICS)),
         **_membership_axes(),
     }, run_canaries, fixed={"mech": "the blind mechanism of the cell", "game": "the game axis", "bound": "estimator and strategy",
-                            "dim": "the declared width", "norm": "the declared norm", "seed": "the grid's seeds"})
+                            "dim": "the declared width", "norm": "the declared norm", "seed": "the grid's seeds",
+                            "execution": "in process only; workers, scheduler and store are refused"})
 
 
 # ---- audit_scores
@@ -336,7 +341,7 @@ def run_scores(cell: dict[str, Any], seed: int, epsilon: float) -> str:
 def scores_entry() -> Entry:
     return Entry("audit_scores", {**_membership_axes(), "claim": (True, False)}, run_scores,
                  fixed={"obs": "scores drawn apart from the truth", "game": "the game axis", "bound": "estimator and strategy",
-                        "seed": "the grid's seeds", "label": "a name in reports"})
+                        "seed": "the grid's seeds", "label": "a name in reports", "execution": "in process only"})
 
 
 # ---- audit_tracing
@@ -364,7 +369,7 @@ def tracing_entry() -> Entry:
         "relation": tuple(r.value for r in Relation), "scorer": tuple(SCORE_KINDS), "biases": tuple(BIAS_KINDS),
         "fresh_data": (False, True), "group_size": (1, 2), "reference_rows": (None, 30), **_membership_axes(),
     }, run_tracing, fixed={"mech": "the blind release of d statistics", "game": "the game axis", "bound": "estimator and strategy",
-                           "rows": "n = 20", "dim": "d = 40", "seed": "the grid's seeds"})
+                           "rows": "n = 20", "dim": "d = 40", "seed": "the grid's seeds", "execution": "in process only"})
 
 
 # ---- audit_dpsgd
