@@ -6,7 +6,6 @@ the pair the command line audits when no `--d0`/`--d1` is given.
 """
 
 import numpy as np
-
 from dpaudit.mechanisms import blackbox
 
 
