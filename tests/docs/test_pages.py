@@ -100,3 +100,10 @@ def test_the_site_builds_strictly_and_its_api_reference_lists_every_public_name(
     assert not absent, f"the API reference lacks {absent}"
     assert (built_site / "notebooks" / "audit_walkthrough.ipynb").exists()
     assert (built_site / "libraries" / "index.html").exists()
+
+
+def test_every_link_of_the_readme_leads_to_a_file_of_the_repository():
+    """mkdocs checks the site's links (--strict); the README is outside the site, so its links are checked here."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = {link.split("#", 1)[0] for link in re.findall(r"\]\(([^)\s]+)\)", readme) if "://" not in link}
+    assert targets and not [t for t in sorted(targets) if t and not (ROOT / t).exists()]
