@@ -1,9 +1,9 @@
-# The README's two commands: `make demo` and `make test`.
+# The README's two commands: `make demo` and `make test`; `make docs` builds the documentation site.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-slow install install-test bench tumult tumult-analytics test-tumult
+.PHONY: demo test test-slow install install-test bench tumult tumult-analytics test-tumult docs
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,10 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
+$(VENV)/.installed-docs: $(VENV)/.installed
+	$(BIN)/pip install --quiet -e '.[docs]'
+	touch $@
+
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
@@ -33,6 +37,12 @@ test: $(VENV)/.installed-test
 
 test-slow: $(VENV)/.installed-test
 	$(BIN)/python -m pytest -q -n 2 -m slow
+
+# The site (mkdocs-material, the API reference by mkdocstrings) into site/. `python -m mkdocs`, not the
+# bare script: the script puts .venv/bin first on sys.path, where griffe takes the `dpaudit` console script
+# for the package. NO_MKDOCS_2_WARNING quiets mkdocs-material's banner about MkDocs 2.
+docs: $(VENV)/.installed-docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
 
 bench: $(VENV)/.installed-test
 	for f in benchmarks/*.py; do $(BIN)/python $$f || exit 1; done
