@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-slow install install-test bench tumult tumult-analytics test-tumult docs
+.PHONY: demo test test-slow install install-test bench tumult tumult-analytics test-tumult docs figures
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,23 @@ test-slow: $(VENV)/.installed-test
 # for the package. NO_MKDOCS_2_WARNING quiets mkdocs-material's banner about MkDocs 2.
 docs: $(VENV)/.installed-docs
 	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
+
+# Every figure from one command: `dpaudit experiment NAME --out docs/figures` at the committed seed, one
+# experiment at a time, for docs/figures/NAME.png and NAME.json; then the same with --quick for the JSON the
+# default tests compare with (tests/experiments/quick/NAME.json; its PNG is dropped). `make figures
+# FIGURES=group-privacy` remakes one. On the shared 2-core machine, under the load of other work, it takes
+# about TIME_TBD.
+FIGURES := amplification-sampling amplification-shuffling composition-laplace composition-region dpsgd \
+	fingerprinting group-privacy one-run pure-to-renyi
+FIGURE_SEED := 0
+
+figures: $(VENV)/.installed
+	quick=$$(mktemp -d) && trap 'rm -rf "$$quick"' EXIT && mkdir -p tests/experiments/quick && \
+	for name in $(FIGURES); do \
+	  $(BIN)/dpaudit experiment $$name --seed $(FIGURE_SEED) --out docs/figures || exit 1; \
+	  $(BIN)/dpaudit experiment $$name --quick --seed $(FIGURE_SEED) --out "$$quick" || exit 1; \
+	  cp "$$quick/$$name.json" tests/experiments/quick/ || exit 1; \
+	done
 
 bench: $(VENV)/.installed-test
 	for f in benchmarks/*.py; do $(BIN)/python $$f || exit 1; done

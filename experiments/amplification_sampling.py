@@ -9,8 +9,9 @@ Qardaji, Su, ASIACCS 2012; Balle, Barthe, Gaboardi, NeurIPS 2018, Thm 8).
 The certified lower bounds are set against it and against Smith's 2qε
 ("Differential privacy and the secrecy of the sample", 2009), which is
 looser. Two audits per q: the generic one (`audit_mechanism`, which chooses
-its test on 10% of the samples) and the oracle test S = {output = 1}, fixed
-in advance, which spends every sample on estimation.
+its test on 20% of the samples, as the outputs are discrete) and the oracle
+test S = {output = 1}, fixed in advance, which spends every sample on
+estimation.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_box
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.neighbours import categories_in
 
-__all__ = ["NAME", "run"]
+__all__ = ["NAME", "run", "subsampled_rr"]
 
 NAME = "amplification-sampling"
 EPSILON = 1.0
@@ -36,7 +37,7 @@ QS_QUICK = (0.1, 0.25, 0.5, 1.0)
 PAIR = (np.array([0]), np.array([1]))
 
 
-def _subsampled_rr(*, epsilon: float, q: float) -> Mechanism:
+def subsampled_rr(*, epsilon: float, q: float) -> Mechanism:
     """Return ε-randomized response of "the target record was Poisson-sampled" (d = [1] present, [0] absent).
 
     The record is included with probability q; the inner mechanism is ε-DP
@@ -78,7 +79,7 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     rows = []
     for q in qs:
-        mech = _subsampled_rr(epsilon=EPSILON, q=q)
+        mech = subsampled_rr(epsilon=EPSILON, q=q)
         result = audit_mechanism(mech, trials=trials, seed=seed)
         rows.append({
             "q": q,

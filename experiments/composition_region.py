@@ -29,7 +29,7 @@ from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.geometric import discrete_laplace
 from dpaudit.mechanisms.neighbours import categories_in
 
-__all__ = ["NAME", "run", "thresholds"]
+__all__ = ["NAME", "figure3_curves", "kfold_geometric", "run", "thresholds"]
 
 NAME = "composition-region"
 EPSILON = 0.4
@@ -72,7 +72,7 @@ def _rr_with_atom(*, epsilon: float, delta: float, k: int) -> Mechanism:
     )
 
 
-def _kfold_geometric(*, epsilon: float, k: int) -> Mechanism:
+def kfold_geometric(*, epsilon: float, k: int) -> Mechanism:
     """Return k independent geometric-noise releases of one bit (sensitivity 1): k-fold ε-DP.
 
     Its privacy loss is ±ε per release, as for randomized response, so it
@@ -120,7 +120,7 @@ def _empirical_boxes(mech: Mechanism, score: Callable[[np.ndarray], np.ndarray],
     return threshold_boxes(score(out0), score(out1), cuts, beta=BETA)
 
 
-def _figure3_curves(deltas: np.ndarray) -> dict[str, list[float]]:
+def figure3_curves(deltas: np.ndarray) -> dict[str, list[float]]:
     """Return ε at each total δ for 30-fold (0.1, 0.001)-DP: basic, advanced, KOV closed form, optimal."""
     eps, dlt, k = FIG3["epsilon"], FIG3["delta"], FIG3["k"]
     base_eps, base_delta = basic_composition(epsilon=eps, delta=dlt, k=k)
@@ -197,7 +197,7 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
                 "rr_boxes": [b.to_dict() for b in boxes], "rr_certified": certified_epsilon(boxes, total),
             }
             if delta == 0.0:
-                geo = _kfold_geometric(epsilon=EPSILON, k=k)
+                geo = kfold_geometric(epsilon=EPSILON, k=k)
                 geo_boxes = _empirical_boxes(geo, _geometric_score, thresholds(k, 0.0), n, rng)
                 row["geometric_boxes"] = [b.to_dict() for b in geo_boxes]
                 row["geometric_certified"] = certified_epsilon(geo_boxes, 0.0)
@@ -207,7 +207,7 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
         regions[f"{delta:g}"] = rows
 
     deltas = np.geomspace(0.0297, 0.5, 200)
-    curves = _figure3_curves(deltas)
+    curves = figure3_curves(deltas)
     k3 = FIG3["k"]
     big = _rr_with_atom(epsilon=FIG3["epsilon"], delta=FIG3["delta"], k=k3)
     boxes30 = _empirical_boxes(big, _rr_score, thresholds(k3, FIG3["delta"]), n, rng)

@@ -73,6 +73,7 @@ __all__ = [
     "guess_counts",
     "idealized_epsilon",
     "run",
+    "simulated_correct",
 ]
 
 NAME = "one-run"
@@ -147,7 +148,7 @@ def _best_of_k_counts(m: int) -> list[int]:
     return [k for k in BEST_OF_K if k <= m // 2]
 
 
-def _simulated_correct(kind: str, epsilon: float, m: int, *, runs: int,
+def simulated_correct(kind: str, epsilon: float, m: int, *, runs: int,
                       rng: np.random.Generator) -> np.ndarray:
     """Return the correct guesses of `runs` simulated single runs, shape (runs, len(_best_of_k_counts(m))).
 
@@ -196,7 +197,7 @@ def best_of_k_runs(kind: str, epsilon: float, m: int, *, runs: int,
     bound). paid: max over k at β / len(ks), sound for each run since the k
     list is fixed in advance (Bonferroni). unpaid ≥ paid run by run.
     """
-    correct = _simulated_correct(kind, epsilon, m, runs=runs, rng=rng)
+    correct = simulated_correct(kind, epsilon, m, runs=runs, rng=rng)
     beta = 1.0 - CONFIDENCE
     unpaid = _epsilons_of_counts(kind, m, correct, beta=beta).max(axis=1)
     paid = _epsilons_of_counts(kind, m, correct, beta=beta / correct.shape[1]).max(axis=1)

@@ -24,7 +24,7 @@ from dpaudit.audit.theory.conversions import pure_to_rdp, pure_to_zcdp
 from dpaudit.experiments.output import save
 from dpaudit.mechanisms.randomized_response import randomized_response
 
-__all__ = ["NAME", "run"]
+__all__ = ["NAME", "bernoulli_renyi", "laplace_renyi", "run"]
 
 NAME = "pure-to-renyi"
 EPSILONS = (0.5, 2.0)
@@ -32,7 +32,7 @@ ALPHAS = np.geomspace(1.05, 100.0, 40)
 BETA = 0.05
 
 
-def _bernoulli_renyi(p: float, q: float, alpha: np.ndarray) -> np.ndarray:
+def bernoulli_renyi(p: float, q: float, alpha: np.ndarray) -> np.ndarray:
     """Return D_α(Bern(p) ‖ Bern(q)) = log(p^α q^{1−α} + (1−p)^α (1−q)^{1−α})/(α − 1), in log space."""
     from scipy.special import logsumexp
 
@@ -41,7 +41,7 @@ def _bernoulli_renyi(p: float, q: float, alpha: np.ndarray) -> np.ndarray:
     return logsumexp(terms, axis=0) / (a - 1.0)
 
 
-def _laplace_renyi(epsilon: float, alpha: np.ndarray) -> np.ndarray:
+def laplace_renyi(epsilon: float, alpha: np.ndarray) -> np.ndarray:
     """Return D_α of Lap(0, 1/ε) and Lap(1, 1/ε): log(α/(2α−1) e^{(α−1)ε} + (α−1)/(2α−1) e^{−αε})/(α − 1).
 
     Mironov, "Rényi Differential Privacy", CSF 2017, Prop. 6 (Table II).
@@ -67,8 +67,8 @@ def _sampled_renyi(epsilon: float, n: int, rng: np.random.Generator) -> dict[str
     ones0 = int(np.count_nonzero(mech.sample(np.array([0]), n, rng)))
     p_low = 1.0 - float(rate_upper_bound(n - ones1, n, BETA / 2))
     q_high = float(rate_upper_bound(ones0, n, BETA / 2))
-    plug_in = _bernoulli_renyi(ones1 / n, ones0 / n, ALPHAS)
-    certified = _bernoulli_renyi(p_low, q_high, ALPHAS) if p_low > q_high else np.zeros_like(ALPHAS)
+    plug_in = bernoulli_renyi(ones1 / n, ones0 / n, ALPHAS)
+    certified = bernoulli_renyi(p_low, q_high, ALPHAS) if p_low > q_high else np.zeros_like(ALPHAS)
     return {"ones_d1": ones1, "ones_d0": ones0, "plug_in": plug_in, "certified": certified}
 
 
@@ -83,11 +83,11 @@ def run(out_dir: Path, *, quick: bool = False, seed: int = 0) -> dict[str, Any]:
     panels = []
     for ax, eps in zip(axes, EPSILONS):
         keep = 1.0 / (1.0 + math.exp(-eps))
-        exact = _bernoulli_renyi(keep, 1.0 - keep, ALPHAS)
+        exact = bernoulli_renyi(keep, 1.0 - keep, ALPHAS)
         bound = np.array([pure_to_rdp(epsilon=eps, alpha=float(a)) for a in ALPHAS])
         rho = pure_to_zcdp(epsilon=eps)
         sampled = _sampled_renyi(eps, n, rng)
-        laplace = _laplace_renyi(eps, ALPHAS)
+        laplace = laplace_renyi(eps, ALPHAS)
         ax.plot(ALPHAS, bound, "-", color="black", linewidth=2.2, label="tight pure → RDP bound (Steinke 2024)")
         ax.plot(ALPHAS, exact, "--", color="#ff7f0e", label="RR, exact D_α")
         ax.plot(ALPHAS, sampled["plug_in"], ".", color="#1f77b4", label=f"RR, plug-in from {n:,} samples")

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from dpaudit.experiments import run_experiment
 from dpaudit.experiments.one_run_idealized import (
+    BEST_OF_K,
     EPSILONS,
     QUICK_SIMULATION_RUNS,
     REFERENCE_M1000,
@@ -14,9 +15,12 @@ from dpaudit.experiments.one_run_idealized import (
     best_of_k_runs,
     gaussian_expected_correct,
     idealized_epsilon,
+    simulated_correct,
 )
+from figure_data import FIGURES
 
 SEED = 20231
+Z = 5.0
 
 
 @pytest.fixture(scope="module")
@@ -87,3 +91,45 @@ def test_unpaid_gaussian_mean_at_m_1000_reproduces_the_reference(quick, i, epsil
     mean, sd = series["mean"]["gaussian"]["1000"][i], series["std"]["gaussian"]["1000"][i]
     reference = REFERENCE_M1000["gaussian"][i]
     assert abs(mean - reference) <= 3.0 * sd / math.sqrt(series["runs"]) + 0.05 * reference
+
+
+def test_gaussian_expected_correct_matches_simulated_runs():
+    # ⌊E[correct]⌋ from population quantiles, against R runs of m/2 N(μ, 1) IN and m/2 N(0, 1) OUT scores:
+    # the mean of R runs is within Z standard errors (their spread over √R), plus 1 for the floor and the
+    # finite-m quantiles (a few counts at most, against a standard error of about ten).
+    m, k, mu, runs = 200_000, 10_000, 1.0, 20
+    rng = np.random.default_rng(SEED)
+    counts = []
+    for _ in range(runs):
+        scores = np.concatenate([rng.normal(mu, 1.0, m // 2), rng.normal(0.0, 1.0, m // 2)])
+        order = np.argsort(-scores)
+        counts.append(np.count_nonzero(order[:k] < m // 2) + np.count_nonzero(order[-k:] >= m // 2))
+    se = np.std(counts, ddof=1) / math.sqrt(runs)
+    assert abs(np.mean(counts) - gaussian_expected_correct(mu, m, k, k)) <= Z * se + 1
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 4.0])
+def test_randomized_response_guesses_are_right_with_probability_e_eps_over_1_plus_e_eps(epsilon):
+    # The idealized count ⌊r/(1 + e^−ε)⌋: the simulated runs (bit flipped with probability 1/(1 + e^ε)) guess
+    # right at that rate for k up to m/4, where the k highest scores all carry a bit of 1.
+    runs, m = 400, 1000
+    correct = simulated_correct("randomized_response", epsilon, m, runs=runs, rng=np.random.default_rng(SEED))
+    for j, k in enumerate(k for k in BEST_OF_K if k <= m // 4):
+        rate = correct[:, j] / (2 * k)
+        assert abs(rate.mean() - 1 / (1 + math.exp(-epsilon))) <= Z * rate.std(ddof=1) / math.sqrt(runs)
+
+
+def test_docstring_numbers_are_the_committed_figure():
+    # The m = 1000 rows the module docstring quotes (two digits): unpaid, paid and expected-count series.
+    data = json.loads((FIGURES / "one-run.json").read_text())
+    quoted = {
+        ("best_of_k_unpaid", "gaussian"): (0.35, 0.82, 1.66, 3.01),
+        ("best_of_k_paid", "gaussian"): (0.19, 0.60, 1.38, 2.63),
+        ("idealized", "gaussian"): (0.11, 0.58, 1.38, 2.56),
+        ("best_of_k_unpaid", "randomized_response"): (0.91, 1.84, 3.52, 5.07),
+        ("best_of_k_paid", "randomized_response"): (0.81, 1.73, 3.29, 4.59),
+        ("idealized", "randomized_response"): (0.86, 1.80, 3.54, 5.19),
+    }
+    for (series, kind), values in quoted.items():
+        table = data[series] if series == "idealized" else data[series]["mean"]
+        assert tuple(round(v, 2) for v in table[kind]["1000"]) == values, (series, kind)

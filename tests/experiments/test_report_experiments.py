@@ -119,6 +119,7 @@ def test_amplification_shuffling(results):
         assert r["certified_oracle"] <= r["exact_pair"] + SLACK
         assert r["certified"] <= r["exact_pair"] + SLACK
         assert r["exact_pair"] <= r["fmt"] + SLACK <= data["epsilon0"] + 2 * SLACK
+        assert r["fmt_paper"] <= r["fmt"] + SLACK and r["fmt"] <= r["fmt_post"] + SLACK
     fmt = [r["fmt"] for r in rows]
     assert fmt == sorted(fmt, reverse=True)
 
