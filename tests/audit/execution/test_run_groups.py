@@ -1,6 +1,6 @@
 """Runs played a group at a time are still handed back one by one, in order, with the progress counted in runs."""
 
-from dpaudit.audit.execution.runner import Backend
+from dpaudit.audit.execution.backends import Backend
 from dpaudit.audit.execution.runs import run_groups
 
 
