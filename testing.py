@@ -30,7 +30,7 @@ from dpaudit.audit.audits.auto_trials import AutoBudget
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.results.result import VIOLATION, AuditResult
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms.registry import factory, list_mechanisms
+from dpaudit.mechanisms.registry import factory, get_mechanism, list_mechanisms
 
 __all__ = ["PrivacyViolation", "assert_private"]
 
@@ -87,12 +87,31 @@ def _message(mechanism: Mechanism, result: AuditResult, default_pair: bool) -> s
     return "\n".join(lines)
 
 
+def _registered_inputs(mechanism: Mechanism) -> dict[str, Any] | None:
+    """Return the factory parameters that rebuild `mechanism` from the registry, or None when it is not a registered build.
+
+    A user's mechanism may carry a registered name; it is the registry's only when its factory, given the
+    parameters it reports, builds the same claim, parameters and description.
+    """
+    if mechanism.name not in list_mechanisms():
+        return None
+    accepted = inspect.signature(factory(mechanism.name)).parameters  # params may also hold facts, not inputs
+    inputs = {k: v for k, v in mechanism.params.items() if k in accepted}
+    try:
+        rebuilt = get_mechanism(mechanism.name, **inputs)
+        same = bool((rebuilt.claim, dict(rebuilt.params), rebuilt.description)
+                    == (mechanism.claim, dict(mechanism.params), mechanism.description))
+    except Exception:  # noqa: BLE001 - a mechanism that cannot be rebuilt and compared is not one the CLI repeats
+        return None
+    return inputs if same else None
+
+
 def _reproduce(mechanism: Mechanism, result: AuditResult, default_pair: bool) -> str:
     """Return the command that repeats the audit: the CLI for a built-in on its own pair, else this test."""
     confidence = result.lower_bound.confidence
-    if default_pair and mechanism.name in list_mechanisms() and mechanism.buggy is not None:
-        accepted = inspect.signature(factory(mechanism.name)).parameters  # params may also hold facts, not inputs
-        params = " ".join(f"--param {shlex.quote(f'{k}={v!r}')}" for k, v in mechanism.params.items() if k in accepted)
+    inputs = _registered_inputs(mechanism)
+    if default_pair and inputs is not None:
+        params = " ".join(f"--param {shlex.quote(f'{k}={v!r}')}" for k, v in inputs.items())
         return " ".join(filter(None, [
             f"dpaudit audit {mechanism.name}", params, f"--trials auto --max-trials {result.phases.auto.max_trials}",
             f"--seed {result.seed} --confidence {confidence:g}",

@@ -3,7 +3,7 @@
 Each mechanism draws DRAWS outputs on its default d0 in one `sample` call
 (the call the audit makes); the least of REPEATS runs is kept, as the least
 disturbed by load on a shared machine. The suite's per-mechanism budgets
-(`dpaudit.audit.audits.suite.TRIAL_MULTIPLIERS`) follow from these numbers.
+(`suite_trials` of each adapter's `register`) follow from these numbers.
 
 Run: python benchmarks/library_speed.py [DRAWS] [--only GLOB]
 (e.g. --only 'tumult_analytics_*': those in their own environments, whose
@@ -18,8 +18,7 @@ import fnmatch
 import time
 
 import numpy as np
-from dpaudit.audit.audits.suite import TRIAL_MULTIPLIERS
-from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms
+from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms, registration
 from rich.console import Console
 from rich.table import Table
 
@@ -50,7 +49,7 @@ def main() -> None:
     for column in ("mechanism", "µs per draw", "suite trials (quick)"):
         table.add_column(column, justify="left" if column == "mechanism" else "right")
     for name in names:
-        trials = int(1_000_000 * TRIAL_MULTIPLIERS.get(name, 1))
+        trials = int(1_000_000 * registration(name).suite_trials)
         table.add_row(name, f"{micros_per_draw(name, draws):.1f}", f"{trials:,}")
     Console(width=100).print(table)
 

@@ -60,7 +60,6 @@ def subsampled_rr(*, epsilon: float, q: float) -> Mechanism:
         default_pair=PAIR,
         neighbours=categories_in(2),
         params={"epsilon": epsilon, "q": q},
-        buggy=False,
     )
 
 

@@ -112,7 +112,6 @@ def shuffled_rr(*, epsilon0: float, num_users: int) -> Mechanism:
         default_pair=(d0, d1),
         neighbours=categories_in(K),
         params={"epsilon0": epsilon0, "num_users": num_users, "k": K},
-        buggy=False,
     )
 
 

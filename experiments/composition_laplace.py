@@ -64,7 +64,6 @@ def kfold_laplace(*, epsilon0: float, k: int) -> Mechanism:
         default_pair=PAIR,
         neighbours=records_in(0, 1),
         params={"epsilon0": epsilon0, "k": k},
-        buggy=False,
     )
 
 

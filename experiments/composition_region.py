@@ -68,7 +68,6 @@ def _rr_with_atom(*, epsilon: float, delta: float, k: int) -> Mechanism:
         default_pair=PAIR,
         neighbours=categories_in(2),
         params={"epsilon": epsilon, "delta": delta, "k": k},
-        buggy=False,
     )
 
 
@@ -92,7 +91,6 @@ def kfold_geometric(*, epsilon: float, k: int) -> Mechanism:
         default_pair=PAIR,
         neighbours=categories_in(2),
         params={"epsilon": epsilon, "k": k},
-        buggy=False,
     )
 
 

@@ -60,7 +60,7 @@ def grid_laplace_sum(*, epsilon: float) -> Mechanism:
 
     return Mechanism(
         name="laplace", sampler=sample, claim=Claim(epsilon, 0.0), event=dp_event.LaplaceDpEvent(1.0 / epsilon),
-        neighbours=records_in(0, 1), params={"epsilon": epsilon}, buggy=False,
+        neighbours=records_in(0, 1), params={"epsilon": epsilon},
     )
 
 

@@ -90,7 +90,8 @@ class Mechanism:
         claim: the (ε, δ) its author claims, and for which neighbouring relation.
         event: what the mechanism actually does, as a dp_accounting event; the
             theory upper bound is computed from it. `UnsupportedDpEvent` when
-            no analysis is known (the claim is then the only upper bound).
+            no analysis is known (the claim is then the only upper bound);
+            `BrokenClaimDpEvent` for a known-broken variant (no upper bound).
         default_pair: the worst-case neighbouring datasets known for it.
         neighbours: answers True or None when (d0, d1) are neighbours under
             the mechanism's relation, else False or a sentence saying why
@@ -102,8 +103,6 @@ class Mechanism:
             declaration canaries are made from; None: only the default
             pair's records are known.
         params: the parameters it was built with (reported in the JSON).
-        buggy: True for a known-broken variant, False for a correct one, None
-            for a user's mechanism (the suite checks verdicts against it).
     """
 
     name: str
@@ -115,7 +114,6 @@ class Mechanism:
     null_record: Any = None
     records: RecordSpec | None = None
     params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    buggy: bool | None = None
     description: str = ""
 
     def __post_init__(self) -> None:

@@ -115,7 +115,7 @@ def _laplace_check(owner: str, epsilon: float, clip: float) -> tuple[float, floa
     return eps, check_real(clip, "clip", owner, low=0.0, low_open=True)
 
 
-@register("canary_gaussian_sum")
+@register("canary_gaussian_sum", expected="consistent")
 def canary_gaussian_sum(*, epsilon: float = 1.0, delta: float = 1e-5, clip: float = 1.0) -> Mechanism:
     """Return the sum of records clipped to ℓ2 norm `clip`, plus N(0, σ²) per coordinate.
 
@@ -136,12 +136,11 @@ def canary_gaussian_sum(*, epsilon: float = 1.0, delta: float = 1e-5, clip: floa
         null_record=0.0,
         records=VectorRecords(norm=clip),
         params={"epsilon": eps, "delta": dlt, "clip": clip, "sigma": sigma},
-        buggy=False,
         description=f"Sum of vectors clipped to ℓ2 norm {clip:g} + N(0, {sigma:.4g}²) per coordinate.",
     )
 
 
-@register("canary_laplace_sum")
+@register("canary_laplace_sum", expected="consistent")
 def canary_laplace_sum(*, epsilon: float = 1.0, clip: float = 1.0) -> Mechanism:
     """Return the sum of records clipped to ℓ1 norm `clip`, plus Laplace(clip/ε) per coordinate.
 
@@ -161,18 +160,19 @@ def canary_laplace_sum(*, epsilon: float = 1.0, clip: float = 1.0) -> Mechanism:
         null_record=0.0,
         records=VectorRecords(norm=clip, order=1),
         params={"epsilon": eps, "clip": clip, "clip_norm": "l1"},
-        buggy=False,
         description=f"Sum of vectors clipped to ℓ1 norm {clip:g} + Laplace({scale:.4g}) per coordinate.",
     )
 
 
-@register("canary_laplace_sum_l2_clip")
+@register("canary_laplace_sum_l2_clip", expected="violation")
 def canary_laplace_sum_l2_clip(*, epsilon: float = 1.0, clip: float = 1.0) -> Mechanism:
     """BUGGY: records clipped to ℓ2 norm `clip` but Laplace(clip/ε) noise, calibrated as if to ℓ1.
 
     A record of ℓ2 norm C in dimension d has ℓ1 norm up to C√d, so the true
     ε is ε√d (unbounded in d; ε√8 ≈ 2.83ε on the default pair).
     """
+    from dpaudit.mechanisms.events import BrokenClaimDpEvent
+
     eps, clip = _laplace_check("canary_laplace_sum_l2_clip", epsilon, clip)
     scale = clip / eps
     return Mechanism(
@@ -184,12 +184,12 @@ def canary_laplace_sum_l2_clip(*, epsilon: float = 1.0, clip: float = 1.0) -> Me
         null_record=0.0,
         records=VectorRecords(norm=clip),
         params={"epsilon": eps, "clip": clip},
-        buggy=True,
+        event=BrokenClaimDpEvent(),
         description="ℓ2 clipping with Laplace noise calibrated to ℓ1 sensitivity (true ε grows as √d).",
     )
 
 
-@register("canary_histogram")
+@register("canary_histogram", expected="consistent")
 def canary_histogram(*, epsilon: float = 1.0, bins: int = 16) -> Mechanism:
     """Return the counts of categories in [0, bins) + Laplace(1/ε) per count; records −1 are absent.
 
@@ -220,7 +220,6 @@ def canary_histogram(*, epsilon: float = 1.0, bins: int = 16) -> Mechanism:
         null_record=NULL_CATEGORY,
         records=CategoryRecords(bins),
         params={"epsilon": eps, "bins": bins},
-        buggy=False,
         description=f"Histogram of {bins} categories + Laplace({1 / eps:.4g}) per count.",
     )
 
@@ -228,6 +227,7 @@ def canary_histogram(*, epsilon: float = 1.0, bins: int = 16) -> Mechanism:
 def _mean_mechanism(name: str, eps: float, dlt: float, clip: float, divide_twice: bool) -> Mechanism:
     # Replace-one on n records of norm ≤ C moves the mean by ≤ 2C/n; σ scales with it.
     from dp_accounting import dp_event
+    from dpaudit.mechanisms.events import BrokenClaimDpEvent
 
     unit_sigma = analytic_sigma(eps, dlt, 2.0)
 
@@ -241,18 +241,17 @@ def _mean_mechanism(name: str, eps: float, dlt: float, clip: float, divide_twice
         name=name,
         sampler=sample,
         claim=Claim(eps, dlt, Relation.REPLACE_ONE),
-        event=dp_event.UnsupportedDpEvent() if divide_twice else dp_event.GaussianDpEvent(unit_sigma),
+        event=BrokenClaimDpEvent() if divide_twice else dp_event.GaussianDpEvent(unit_sigma),
         default_pair=_vector_pair(clip),
         neighbours=_vector_records(Relation.REPLACE_ONE),
         records=VectorRecords(norm=clip),
         params={"epsilon": eps, "delta": dlt, "clip": clip},
-        buggy=divide_twice,
         description=f"Mean of n vectors clipped to ℓ2 norm {clip:g} + Gaussian noise for Δ₂ = 2·{clip:g}/n"
         + (", then the noise divided by n again." if divide_twice else "."),
     )
 
 
-@register("canary_mean")
+@register("canary_mean", expected="consistent")
 def canary_mean(*, epsilon: float = 1.0, delta: float = 1e-5, clip: float = 1.0) -> Mechanism:
     """Return the mean of the n records clipped to ℓ2 norm `clip` + N(0, σ²), σ analytic for Δ₂ = 2·clip/n.
 
@@ -263,7 +262,7 @@ def canary_mean(*, epsilon: float = 1.0, delta: float = 1e-5, clip: float = 1.0)
     return _mean_mechanism("canary_mean", eps, dlt, clip, False)
 
 
-@register("canary_mean_noise_divided_twice")
+@register("canary_mean_noise_divided_twice", expected="violation")
 def canary_mean_noise_divided_twice(*, epsilon: float = 1.0, delta: float = 1e-5, clip: float = 1.0) -> Mechanism:
     """BUGGY: the mean's noise σ (already for Δ₂ = 2C/n) is divided by n once more.
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import attr
 from dp_accounting import dp_event
 
-__all__ = ["DiscreteGaussianDpEvent", "EpsilonDeltaDpEvent", "GroupDpEvent", "ShuffledDpEvent"]
+__all__ = ["BrokenClaimDpEvent", "DiscreteGaussianDpEvent", "EpsilonDeltaDpEvent", "GroupDpEvent", "ShuffledDpEvent"]
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)
@@ -22,6 +22,15 @@ class EpsilonDeltaDpEvent(dp_event.DpEvent):
 
     epsilon: float
     delta: float = 0.0
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class BrokenClaimDpEvent(dp_event.DpEvent):
+    """A mechanism whose claim is known not to hold, with no analysis of what it does instead: theory bounds nothing (ε = ∞).
+
+    Unlike `UnsupportedDpEvent` (a black box, whose claim stands as its upper
+    bound), this says the claim is no bound either: a known-broken variant.
+    """
 
 
 @attr.s(frozen=True, slots=True, auto_attribs=True)

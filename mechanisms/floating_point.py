@@ -53,7 +53,7 @@ def _snapping_epsilon(lam: float, bound: float) -> float:
     return (1.0 + 2.0**-49 * bound) / lam
 
 
-@register("naive_float_laplace")
+@register("naive_float_laplace", expected="violation")
 def naive_float_laplace(*, epsilon: float = 1.0) -> Mechanism:
     """BUGGY: sum + numpy's Laplace(1/ε) computed in doubles, released exactly; true ε = ∞.
 
@@ -78,12 +78,11 @@ def naive_float_laplace(*, epsilon: float = 1.0) -> Mechanism:
         neighbours=records_in(0.0, 1.0),
         null_record=0.0,
         params={"epsilon": eps},
-        buggy=True,
         description="Naive floating-point Laplace; output is the exact double (true ε = ∞).",
     )
 
 
-@register("snapping")
+@register("snapping", expected="consistent")
 def snapping(*, epsilon: float = 1.0, bound: float = 100.0) -> Mechanism:
     """Return clamp_B(round_Λ(clamp_B(sum) + S·λ·ln U)) with λ = 1/ε, released exactly.
 
@@ -113,6 +112,5 @@ def snapping(*, epsilon: float = 1.0, bound: float = 100.0) -> Mechanism:
         neighbours=records_in(0.0, 1.0),
         null_record=0.0,
         params={"epsilon": eps, "bound": b},
-        buggy=False,
         description="Mironov's snapping mechanism; output is the exact double.",
     )

@@ -73,7 +73,7 @@ def classical_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> f
     return sensitivity * math.sqrt(2 * math.log(1.25 / delta)) / epsilon
 
 
-def _build(name: str, eps: float, dlt: float, sensitivity: float, sigma: float, buggy: bool, text: str) -> Mechanism:
+def _build(name: str, eps: float, dlt: float, sensitivity: float, sigma: float, text: str) -> Mechanism:
     from dp_accounting import dp_event
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -88,7 +88,6 @@ def _build(name: str, eps: float, dlt: float, sensitivity: float, sigma: float, 
         neighbours=records_in(0.0, sensitivity),
         null_record=0.0,
         params={"epsilon": eps, "delta": dlt, "sensitivity": sensitivity, "sigma": sigma},
-        buggy=buggy,
         description=text,
     )
 
@@ -99,7 +98,7 @@ def _check(owner: str, epsilon: float, delta: float, sensitivity: float) -> tupl
     return eps, dlt, check_real(sensitivity, "sensitivity", owner, low=0.0, low_open=True)
 
 
-@register("gaussian")
+@register("gaussian", expected="consistent")
 def gaussian(
     *, epsilon: float = 1.0, delta: float = 1e-5, sensitivity: float = 1.0, calibration: str = "analytic"
 ) -> Mechanism:
@@ -121,10 +120,10 @@ def gaussian(
         raise InvalidParameterError(
             f"The 'calibration' parameter of gaussian must be 'analytic' or 'classical'; got {calibration!r} instead."
         )
-    return _build("gaussian", eps, dlt, sens, sigma, False, f"Gaussian noise, {calibration} calibration.")
+    return _build("gaussian", eps, dlt, sens, sigma, f"Gaussian noise, {calibration} calibration.")
 
 
-@register("gaussian_classical_large_eps")
+@register("gaussian_classical_large_eps", expected="violation", suite_trials=4)
 def gaussian_classical_large_eps(*, epsilon: float = 8.0, delta: float = 0.1, sensitivity: float = 1.0) -> Mechanism:
     """BUGGY: σ = Δ√(2 ln(1.25/δ))/ε used for ε > 1, outside its proof.
 
@@ -134,6 +133,6 @@ def gaussian_classical_large_eps(*, epsilon: float = 8.0, delta: float = 0.1, se
     eps, dlt, sens = _check("gaussian_classical_large_eps", epsilon, delta, sensitivity)
     sigma = classical_sigma(eps, dlt, sens)
     return _build(
-        "gaussian_classical_large_eps", eps, dlt, sens, sigma, True,
+        "gaussian_classical_large_eps", eps, dlt, sens, sigma,
         "Classical Gaussian σ used for ε > 1 (only proven for ε < 1).",
     )

@@ -20,7 +20,7 @@ def discrete_laplace(a: float, size: int, rng: np.random.Generator) -> np.ndarra
     return rng.geometric(p, size) - rng.geometric(p, size)
 
 
-@register("geometric")
+@register("geometric", expected="consistent")
 def geometric(*, epsilon: float = 1.0, sensitivity: int = 1) -> Mechanism:
     """Return sum(data) + discrete Laplace noise with parameter ε/Δ: ε-DP for integer records in [0, Δ]."""
     from dp_accounting import dp_event
@@ -42,6 +42,5 @@ def geometric(*, epsilon: float = 1.0, sensitivity: int = 1) -> Mechanism:
         neighbours=records_in(0, sens),
         null_record=0,
         params={"epsilon": eps, "sensitivity": sens},
-        buggy=False,
         description="Two-sided geometric noise with parameter ε/Δ on an integer sum.",
     )

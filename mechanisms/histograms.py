@@ -24,7 +24,7 @@ from dpaudit.mechanisms.validation import check_int, check_real
 __all__ = ["histogram_wrong_sensitivity", "laplace_histogram", "noisy_hist", "noisy_hist_scale_epsilon"]
 
 
-def _histogram_mechanism(name: str, eps: float, bins: int, scale: float, buggy: bool) -> Mechanism:
+def _histogram_mechanism(name: str, eps: float, bins: int, scale: float) -> Mechanism:
     from dp_accounting import dp_event
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -46,7 +46,6 @@ def _histogram_mechanism(name: str, eps: float, bins: int, scale: float, buggy: 
         neighbours=categories_in(bins),
         records=CategoryRecords(bins),
         params={"epsilon": eps, "bins": bins},
-        buggy=buggy,
         description=f"Laplace({scale:g}) noise on each of {bins} counts.",
     )
 
@@ -56,21 +55,21 @@ def _check_records(owner: str, epsilon: float, bins: int) -> tuple[float, int]:
     return eps, check_int(bins, "bins", owner, low=2)
 
 
-@register("laplace_histogram")
+@register("laplace_histogram", expected="consistent")
 def laplace_histogram(*, epsilon: float = 1.0, bins: int = 5) -> Mechanism:
     """Return a histogram of integer records in [0, bins) + Laplace(2/ε) per count: ε-DP (replace-one)."""
     eps, bins = _check_records("laplace_histogram", epsilon, bins)
-    return _histogram_mechanism("laplace_histogram", eps, bins, 2.0 / eps, False)
+    return _histogram_mechanism("laplace_histogram", eps, bins, 2.0 / eps)
 
 
-@register("histogram_wrong_sensitivity")
+@register("histogram_wrong_sensitivity", expected="violation")
 def histogram_wrong_sensitivity(*, epsilon: float = 1.0, bins: int = 5) -> Mechanism:
     """BUGGY: Laplace(1/ε) per count under replace-one; the true ε is 2ε."""
     eps, bins = _check_records("histogram_wrong_sensitivity", epsilon, bins)
-    return _histogram_mechanism("histogram_wrong_sensitivity", eps, bins, 1.0 / eps, True)
+    return _histogram_mechanism("histogram_wrong_sensitivity", eps, bins, 1.0 / eps)
 
 
-def _hist(name: str, eps: float, bins: int, scale: float, buggy: bool, text: str) -> Mechanism:
+def _hist(name: str, eps: float, bins: int, scale: float, text: str) -> Mechanism:
     from dp_accounting import dp_event
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -86,7 +85,6 @@ def _hist(name: str, eps: float, bins: int, scale: float, buggy: bool, text: str
         default_pair=(np.ones(bins), d1),
         neighbours=answers_within(1.0, norm=1),
         params={"epsilon": eps, "bins": bins},
-        buggy=buggy,
         description=text,
     )
 
@@ -95,18 +93,18 @@ def _check_counts(owner: str, epsilon: float, bins: int) -> tuple[float, int]:
     return check_real(epsilon, "epsilon", owner, low=0.0, low_open=True), check_int(bins, "bins", owner)
 
 
-@register("noisy_hist")
+@register("noisy_hist", expected="consistent")
 def noisy_hist(*, epsilon: float = 1.0, bins: int = 5) -> Mechanism:
     """Return each count + Laplace(1/ε): ε-DP when one record changes one count (StatDP Alg 9)."""
     eps, bins = _check_counts("noisy_hist", epsilon, bins)
-    return _hist("noisy_hist", eps, bins, 1.0 / eps, False, "Counts + Laplace(1/ε) (StatDP NoisyHist1).")
+    return _hist("noisy_hist", eps, bins, 1.0 / eps, "Counts + Laplace(1/ε) (StatDP NoisyHist1).")
 
 
-@register("noisy_hist_scale_epsilon")
+@register("noisy_hist_scale_epsilon", expected="violation")
 def noisy_hist_scale_epsilon(*, epsilon: float = 0.5, bins: int = 5) -> Mechanism:
     """BUGGY: each count + Laplace(ε) instead of Laplace(1/ε) (StatDP Alg 10).
 
     True ε = 1/ε, above the claim whenever ε < 1 (10 at ε = 0.1; DP-Sniper certifies 4.60).
     """
     eps, bins = _check_counts("noisy_hist_scale_epsilon", epsilon, bins)
-    return _hist("noisy_hist_scale_epsilon", eps, bins, eps, True, "Counts + Laplace(ε) (StatDP NoisyHist2).")
+    return _hist("noisy_hist_scale_epsilon", eps, bins, eps, "Counts + Laplace(ε) (StatDP NoisyHist2).")

@@ -19,7 +19,7 @@ def sum_pair(sensitivity: float, n: int = 10) -> tuple[np.ndarray, np.ndarray]:
     return d0, d1
 
 
-@register("laplace")
+@register("laplace", expected="consistent")
 def laplace(*, epsilon: float = 1.0, sensitivity: float = 1.0) -> Mechanism:
     """Return sum(data) + Laplace(Δ/ε) noise: ε-DP for records in [0, Δ] (add/remove).
 
@@ -43,6 +43,5 @@ def laplace(*, epsilon: float = 1.0, sensitivity: float = 1.0) -> Mechanism:
         neighbours=records_in(0.0, delta_1),
         null_record=0.0,
         params={"epsilon": eps, "sensitivity": delta_1},
-        buggy=False,
         description="Laplace noise of scale Δ/ε on a sum of records in [0, Δ].",
     )

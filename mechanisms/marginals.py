@@ -86,7 +86,7 @@ def gaussian_marginals_event(sigma: float, n: int, d: int) -> dp_event.DpEvent:
 
 def marginal_release(name: str, eps: float, dlt: float, n: int, d: int,
                      noise: Callable[[int, np.random.Generator], np.ndarray], event: dp_event.DpEvent, params: dict,
-                     text: str, *, buggy: bool = False) -> Mechanism:
+                     text: str) -> Mechanism:
     """Return the mechanism releasing the column means of its data plus `noise(size, rng)` (size × d).
 
     The claim is (eps, dlt)-DP under replace-one on n × d matrices of ±1;
@@ -104,12 +104,11 @@ def marginal_release(name: str, eps: float, dlt: float, n: int, d: int,
         default_pair=_marginal_pair(n, d),
         neighbours=of_length(n, _sign_rows),
         params={"epsilon": eps, "num_rows": n, "dim": d, **params},
-        buggy=buggy,
         description=text,
     )
 
 
-@register("marginals_laplace")
+@register("marginals_laplace", expected="consistent")
 def marginals_laplace(*, epsilon: float = 1.0, num_rows: int = 10, dim: int = 5) -> Mechanism:
     """Return column means + Laplace(2d/(nε)) per coordinate: ε-DP (ℓ1 sensitivity 2d/n)."""
     eps, n, d = check_marginals("marginals_laplace", epsilon, num_rows, dim)
@@ -119,7 +118,7 @@ def marginals_laplace(*, epsilon: float = 1.0, num_rows: int = 10, dim: int = 5)
                       event, {}, "One-way marginals with Laplace noise.")
 
 
-@register("marginals_gaussian")
+@register("marginals_gaussian", expected="consistent")
 def marginals_gaussian(*, epsilon: float = 1.0, delta: float = 1e-5, num_rows: int = 10, dim: int = 5) -> Mechanism:
     """Return column means + N(0, σ²) per coordinate, σ the analytic calibration for ℓ2 sensitivity 2√d/n."""
     eps, n, d = check_marginals("marginals_gaussian", epsilon, num_rows, dim)
@@ -130,7 +129,7 @@ def marginals_gaussian(*, epsilon: float = 1.0, delta: float = 1e-5, num_rows: i
                       event, {"delta": dlt, "sigma": sigma}, "One-way marginals with Gaussian noise.")
 
 
-@register("marginals_linf")
+@register("marginals_linf", expected="consistent")
 def marginals_linf(*, epsilon: float = 1.0, num_rows: int = 10, dim: int = 5) -> Mechanism:
     """Return column means + noise with density ∝ exp(−ε‖y‖∞ n/2): ε-DP.
 

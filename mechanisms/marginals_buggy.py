@@ -26,7 +26,7 @@ from dpaudit.mechanisms.validation import check_int, check_real
 __all__ = ["marginals_exact", "marginals_gaussian_linf", "marginals_laplace_per_coordinate", "marginals_stale_rows"]
 
 
-@register("marginals_gaussian_linf")
+@register("marginals_gaussian_linf", expected="violation")
 def marginals_gaussian_linf(*, epsilon: float = 1.0, delta: float = 1e-5, num_rows: int = 10, dim: int = 5) -> Mechanism:
     """BUGGY: Gaussian noise calibrated to the ℓ∞ sensitivity 2/n (equally, ℓ1/d) instead of the ℓ2 sensitivity 2√d/n.
 
@@ -39,11 +39,10 @@ def marginals_gaussian_linf(*, epsilon: float = 1.0, delta: float = 1e-5, num_ro
     sigma = analytic_sigma(eps, dlt, 2.0 / n)
     return marginal_release("marginals_gaussian_linf", eps, dlt, n, d, lambda size, rng: rng.normal(0.0, sigma, (size, d)),
                             gaussian_marginals_event(sigma, n, d), {"delta": dlt, "sigma": sigma},
-                            "Gaussian marginals calibrated to the ℓ∞ sensitivity (true ε ≈ √d times the claim).",
-                            buggy=True)
+                            "Gaussian marginals calibrated to the ℓ∞ sensitivity (true ε ≈ √d times the claim).")
 
 
-@register("marginals_laplace_per_coordinate")
+@register("marginals_laplace_per_coordinate", expected="violation")
 def marginals_laplace_per_coordinate(*, epsilon: float = 1.0, num_rows: int = 10, dim: int = 5) -> Mechanism:
     """BUGGY: Laplace(2/(nε)) on each mean, the per-coordinate sensitivity, instead of Laplace(2d/(nε)).
 
@@ -55,10 +54,10 @@ def marginals_laplace_per_coordinate(*, epsilon: float = 1.0, num_rows: int = 10
     scale = 2.0 / (n * eps)
     return marginal_release("marginals_laplace_per_coordinate", eps, 0.0, n, d,
                             lambda size, rng: rng.laplace(0.0, scale, (size, d)), laplace_marginals_event(scale, n, d),
-                            {}, "Laplace marginals with per-coordinate noise (true ε = dε).", buggy=True)
+                            {}, "Laplace marginals with per-coordinate noise (true ε = dε).")
 
 
-@register("marginals_stale_rows")
+@register("marginals_stale_rows", expected="violation")
 def marginals_stale_rows(*, epsilon: float = 1.0, num_rows: int = 10, dim: int = 5, assumed_rows: int | None = None) -> Mechanism:
     """BUGGY: Laplace noise scaled for `assumed_rows` rows (default 10n) while the means are over n rows.
 
@@ -73,11 +72,10 @@ def marginals_stale_rows(*, epsilon: float = 1.0, num_rows: int = 10, dim: int =
     return marginal_release("marginals_stale_rows", eps, 0.0, n, d,
                             lambda size, rng: rng.laplace(0.0, scale, (size, d)), laplace_marginals_event(scale, n, d),
                             {"assumed_rows": assumed},
-                            f"Laplace marginals scaled for {assumed} rows, released on {n} (true ε = {assumed / n:g}ε).",
-                            buggy=True)
+                            f"Laplace marginals scaled for {assumed} rows, released on {n} (true ε = {assumed / n:g}ε).")
 
 
-@register("marginals_exact")
+@register("marginals_exact", expected="violation")
 def marginals_exact(*, epsilon: float = 1.0, num_rows: int = 10, dim: int = 5) -> Mechanism:
     """BUGGY: the exact column means, claimed ε-DP (no noise at all: not DP for any ε).
 
@@ -87,4 +85,4 @@ def marginals_exact(*, epsilon: float = 1.0, num_rows: int = 10, dim: int = 5) -
 
     eps, n, d = check_marginals("marginals_exact", epsilon, num_rows, dim)
     return marginal_release("marginals_exact", eps, 0.0, n, d, lambda size, rng: np.zeros((size, d)),
-                            dp_event.NonPrivateDpEvent(), {}, "Exact one-way marginals claimed private.", buggy=True)
+                            dp_event.NonPrivateDpEvent(), {}, "Exact one-way marginals claimed private.")

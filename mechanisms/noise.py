@@ -94,7 +94,7 @@ def _eps(owner: str, epsilon: float) -> float:
     return check_real(epsilon, "epsilon", owner, low=0.0, low_open=True)
 
 
-@register("staircase")
+@register("staircase", expected="consistent")
 def staircase(*, epsilon: float = 1.0, sensitivity: float = 1.0, gamma: float | None = None) -> Mechanism:
     """Return sum(data) + staircase noise: ε-DP for records in [0, Δ] (the optimal noise for ℓ1 cost).
 
@@ -119,12 +119,11 @@ def staircase(*, epsilon: float = 1.0, sensitivity: float = 1.0, gamma: float | 
         neighbours=records_in(0.0, sens),
         null_record=0.0,
         params={"epsilon": eps, "sensitivity": sens, "gamma": g},
-        buggy=False,
         description="Staircase noise (Geng & Viswanath) on a sum of records in [0, Δ].",
     )
 
 
-@register("discrete_gaussian")
+@register("discrete_gaussian", expected="consistent")
 def discrete_gaussian_mechanism(*, epsilon: float = 1.0, delta: float = 1e-5, sensitivity: int = 1) -> Mechanism:
     """Return sum(data) + N_Z(0, σ²), σ the smallest with exact δ(ε) ≤ δ: (ε, δ)-DP for integer records in [0, Δ].
 
@@ -150,12 +149,11 @@ def discrete_gaussian_mechanism(*, epsilon: float = 1.0, delta: float = 1e-5, se
         neighbours=records_in(0, sens),
         null_record=0,
         params={"epsilon": eps, "delta": dlt, "sensitivity": sens, "sigma": sigma},
-        buggy=False,
         description="Discrete Gaussian noise (Canonne, Kamath, Steinke) on an integer sum.",
     )
 
 
-@register("truncated_geometric")
+@register("truncated_geometric", expected="consistent")
 def truncated_geometric(*, epsilon: float = 1.0, num_records: int = 5) -> Mechanism:
     """Return a count of 0/1 records + two-sided geometric noise, clamped to [0, n]: ε-DP.
 
@@ -181,6 +179,5 @@ def truncated_geometric(*, epsilon: float = 1.0, num_records: int = 5) -> Mechan
         neighbours=records_in(0, 1),
         null_record=0,
         params={"epsilon": eps, "num_records": n},
-        buggy=False,
         description="Two-sided geometric noise on a count, clamped to [0, n].",
     )

@@ -26,7 +26,7 @@ def _check(owner: str, epsilon: float, num_queries: int) -> tuple[float, int]:
     return eps, check_int(num_queries, "num_queries", owner, low=2)
 
 
-@register("report_noisy_max")
+@register("report_noisy_max", expected="consistent")
 def report_noisy_max(*, epsilon: float = 1.0, num_queries: int = 5) -> Mechanism:
     """Return the index of the largest answer + Laplace(2/ε): ε-DP.
 
@@ -50,12 +50,11 @@ def report_noisy_max(*, epsilon: float = 1.0, num_queries: int = 5) -> Mechanism
         default_pair=(np.ones(m), d1),
         neighbours=answers_within(1.0),
         params={"epsilon": eps, "num_queries": m},
-        buggy=False,
         description="Index of the noisy maximum, Laplace(2/ε) noise.",
     )
 
 
-@register("noisy_max_with_value")
+@register("noisy_max_with_value", expected="violation")
 def noisy_max_with_value(*, epsilon: float = 1.0, num_queries: int = 5) -> Mechanism:
     """BUGGY: report-noisy-max that also returns the noisy maximum value.
 
@@ -64,6 +63,8 @@ def noisy_max_with_value(*, epsilon: float = 1.0, num_queries: int = 5) -> Mecha
     mε/2 (0.25 for m = 5 at ε = 0.1: DP-Sniper, Bichsel et al. S&P 2021).
     Output: (index, value).
     """
+    from dpaudit.mechanisms.events import BrokenClaimDpEvent
+
     eps, m = _check("noisy_max_with_value", epsilon, num_queries)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -77,6 +78,6 @@ def noisy_max_with_value(*, epsilon: float = 1.0, num_queries: int = 5) -> Mecha
         default_pair=(np.zeros(m), np.ones(m)),
         neighbours=answers_within(1.0),
         params={"epsilon": eps, "num_queries": m},
-        buggy=True,
+        event=BrokenClaimDpEvent(),
         description="Report-noisy-max that also releases the noisy maximum (true ε ≥ mε/2).",
     )

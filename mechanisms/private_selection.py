@@ -51,7 +51,7 @@ def exponential_choice(utilities: np.ndarray, epsilon: float, size: int, rng: np
     return np.minimum(np.searchsorted(cdf, rng.random(size), side="right"), len(cdf) - 1)
 
 
-def _selection(name: str, eps: float, m: int, sample: Sampler, *, buggy: bool,
+def _selection(name: str, eps: float, m: int, sample: Sampler, *, releases_value: bool,
                pair: Callable[[int], tuple[np.ndarray, np.ndarray]], text: str) -> Mechanism:
     from dp_accounting import dp_event
     from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
@@ -60,16 +60,15 @@ def _selection(name: str, eps: float, m: int, sample: Sampler, *, buggy: bool,
         name=name,
         sampler=sample,
         claim=Claim(eps, 0.0),
-        event=dp_event.NonPrivateDpEvent() if buggy else EpsilonDeltaDpEvent(eps, 0.0),
+        event=dp_event.NonPrivateDpEvent() if releases_value else EpsilonDeltaDpEvent(eps, 0.0),
         default_pair=pair(m),
         neighbours=answers_within(1.0),
         params={"epsilon": eps, "num_queries": m},
-        buggy=buggy,
         description=text,
     )
 
 
-@register("exponential_mechanism")
+@register("exponential_mechanism", expected="consistent")
 def exponential_mechanism(*, epsilon: float = 1.0, num_queries: int = 5) -> Mechanism:
     """Return index i with probability ∝ exp(ε u_i / 2): ε-DP for sensitivity-1 utilities.
 
@@ -80,11 +79,11 @@ def exponential_mechanism(*, epsilon: float = 1.0, num_queries: int = 5) -> Mech
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return exponential_choice(data, eps, size, rng)
 
-    return _selection("exponential_mechanism", eps, m, sample, buggy=False, pair=_index_pair,
+    return _selection("exponential_mechanism", eps, m, sample, releases_value=False, pair=_index_pair,
                       text="Exponential mechanism, weights exp(ε u / 2).")
 
 
-@register("report_noisy_max_exponential")
+@register("report_noisy_max_exponential", expected="consistent")
 def report_noisy_max_exponential(*, epsilon: float = 1.0, num_queries: int = 5) -> Mechanism:
     """Return argmax_i (u_i + Exp(2/ε)), the index only: ε-DP.
 
@@ -96,11 +95,11 @@ def report_noisy_max_exponential(*, epsilon: float = 1.0, num_queries: int = 5) 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return np.argmax(np.asarray(data, dtype=float) + rng.exponential(2.0 / eps, (size, m)), axis=1)
 
-    return _selection("report_noisy_max_exponential", eps, m, sample, buggy=False, pair=_index_pair,
+    return _selection("report_noisy_max_exponential", eps, m, sample, releases_value=False, pair=_index_pair,
                       text="Index of the noisy maximum, Exp(2/ε) noise.")
 
 
-@register("report_noisy_max_gumbel")
+@register("report_noisy_max_gumbel", expected="consistent")
 def report_noisy_max_gumbel(*, epsilon: float = 1.0, num_queries: int = 5) -> Mechanism:
     """Return argmax_i (u_i + Gumbel(2/ε)), the index only: ε-DP.
 
@@ -112,11 +111,11 @@ def report_noisy_max_gumbel(*, epsilon: float = 1.0, num_queries: int = 5) -> Me
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return np.argmax(np.asarray(data, dtype=float) + rng.gumbel(0.0, 2.0 / eps, (size, m)), axis=1)
 
-    return _selection("report_noisy_max_gumbel", eps, m, sample, buggy=False, pair=_index_pair,
+    return _selection("report_noisy_max_gumbel", eps, m, sample, releases_value=False, pair=_index_pair,
                       text="Index of the noisy maximum, Gumbel(2/ε) noise.")
 
 
-@register("noisy_max_exponential_with_value")
+@register("noisy_max_exponential_with_value", expected="violation")
 def noisy_max_exponential_with_value(*, epsilon: float = 1.0, num_queries: int = 5) -> Mechanism:
     """BUGGY: report-noisy-max with Exp(2/ε) noise that returns the noisy maximum value; true ε = ∞.
 
@@ -129,11 +128,11 @@ def noisy_max_exponential_with_value(*, epsilon: float = 1.0, num_queries: int =
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return np.max(np.asarray(data, dtype=float) + rng.exponential(2.0 / eps, (size, m)), axis=1)
 
-    return _selection("noisy_max_exponential_with_value", eps, m, sample, buggy=True, pair=_value_pair,
+    return _selection("noisy_max_exponential_with_value", eps, m, sample, releases_value=True, pair=_value_pair,
                       text="Noisy maximum value with Exp(2/ε) noise (true ε = ∞).")
 
 
-@register("noisy_max_gumbel_with_value")
+@register("noisy_max_gumbel_with_value", expected="violation")
 def noisy_max_gumbel_with_value(*, epsilon: float = 1.0, num_queries: int = 5) -> Mechanism:
     """BUGGY: report-noisy-max with Gumbel(2/ε) noise that also returns the noisy maximum; true ε = ∞.
 
@@ -147,5 +146,5 @@ def noisy_max_gumbel_with_value(*, epsilon: float = 1.0, num_queries: int = 5) -
         noisy = np.asarray(data, dtype=float) + rng.gumbel(0.0, 2.0 / eps, (size, m))
         return np.column_stack([np.argmax(noisy, axis=1), noisy.max(axis=1)])
 
-    return _selection("noisy_max_gumbel_with_value", eps, m, sample, buggy=True, pair=_value_pair,
+    return _selection("noisy_max_gumbel_with_value", eps, m, sample, releases_value=True, pair=_value_pair,
                       text="Noisy maximum index and value with Gumbel(2/ε) noise (true ε = ∞).")

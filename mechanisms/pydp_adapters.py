@@ -66,7 +66,7 @@ def repeat(draw: Callable[[], float], size: int) -> np.ndarray:
 
 
 def _answer_mechanism(name: str, noise: Any, *, sensitivity: float, bits: bool, claim: Claim,
-                      event: dp_event.DpEvent, params: dict, buggy: bool, text: str) -> Mechanism:
+                      event: dp_event.DpEvent, params: dict, text: str) -> Mechanism:
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         value = float(np.asarray(data, dtype=float).ravel()[0])
         out = repeat(lambda: noise.add_noise(value), size)
@@ -75,11 +75,11 @@ def _answer_mechanism(name: str, noise: Any, *, sensitivity: float, bits: bool, 
     return Mechanism(
         name=name, sampler=sample, claim=claim, event=event,
         default_pair=(np.array([0.0]), np.array([sensitivity])), neighbours=answers_within(sensitivity),
-        params=params, buggy=buggy, description=text,
+        params=params, description=text,
     )
 
 
-def _laplace(name: str, epsilon: float, sensitivity: float, *, passed: float, bits: bool, buggy: bool) -> Mechanism:
+def _laplace(name: str, epsilon: float, sensitivity: float, *, passed: float, bits: bool) -> Mechanism:
     from dp_accounting import dp_event
     from pydp.algorithms import numerical_mechanisms
 
@@ -87,7 +87,7 @@ def _laplace(name: str, epsilon: float, sensitivity: float, *, passed: float, bi
     return _answer_mechanism(
         name, noise, sensitivity=sensitivity, bits=bits, claim=Claim(epsilon, 0.0),
         event=dp_event.LaplaceDpEvent(noise_multiplier=noise.diversity / sensitivity),
-        params={"epsilon": epsilon, "sensitivity": sensitivity}, buggy=buggy,
+        params={"epsilon": epsilon, "sensitivity": sensitivity},
         text=f"python-dp LaplaceMechanism (scale {noise.diversity:g}) on a query of sensitivity {sensitivity:g}"
              + ("; output is the exact double." if bits else "."),
     )
@@ -101,7 +101,7 @@ def _gaussian(name: str, epsilon: float, delta: float, sensitivity: float, *, bi
     event = dp_event.NonPrivateDpEvent() if bits else dp_event.GaussianDpEvent(noise_multiplier=noise.std / sensitivity)
     return _answer_mechanism(
         name, noise, sensitivity=sensitivity, bits=bits, claim=Claim(epsilon, delta), event=event,
-        params={"epsilon": epsilon, "delta": delta, "sensitivity": sensitivity}, buggy=bits,
+        params={"epsilon": epsilon, "delta": delta, "sensitivity": sensitivity},
         text=f"python-dp GaussianMechanism (σ {noise.std:g}) on a query of ℓ2 sensitivity {sensitivity:g}"
              + ("; output is the exact double, whose low bits leak the input (docs/libraries.md, F1)." if bits else "."),
     )
@@ -122,7 +122,7 @@ def pydp_laplace(*, epsilon: float = 1.0, sensitivity: float = 1.0) -> Mechanism
     privacy loss is at most ε.
     """
     eps, sens = _check(epsilon, sensitivity, "pydp_laplace")
-    return _laplace("pydp_laplace", eps, sens, passed=sens, bits=False, buggy=False)
+    return _laplace("pydp_laplace", eps, sens, passed=sens, bits=False)
 
 
 def pydp_laplace_bits(*, epsilon: float = 1.0, sensitivity: float = 1.0) -> Mechanism:
@@ -132,7 +132,7 @@ def pydp_laplace_bits(*, epsilon: float = 1.0, sensitivity: float = 1.0) -> Mech
     input; the library's grid is its defence.
     """
     eps, sens = _check(epsilon, sensitivity, "pydp_laplace_bits")
-    return _laplace("pydp_laplace_bits", eps, sens, passed=sens, bits=True, buggy=False)
+    return _laplace("pydp_laplace_bits", eps, sens, passed=sens, bits=True)
 
 
 def pydp_laplace_half_sensitivity(*, epsilon: float = 1.0, sensitivity: float = 1.0) -> Mechanism:
@@ -142,7 +142,7 @@ def pydp_laplace_half_sensitivity(*, epsilon: float = 1.0, sensitivity: float = 
     truth); the upper bound is the Laplace profile at scale Δ/(2ε).
     """
     eps, sens = _check(epsilon, sensitivity, "pydp_laplace_half_sensitivity")
-    return _laplace("pydp_laplace_half_sensitivity", eps, sens, passed=sens / 2, bits=False, buggy=True)
+    return _laplace("pydp_laplace_half_sensitivity", eps, sens, passed=sens / 2, bits=False)
 
 
 def pydp_gaussian(*, epsilon: float = 1.0, delta: float = GAUSSIAN_DELTA, sensitivity: float = 1.0) -> Mechanism:
@@ -184,7 +184,7 @@ def _aggregation(name: str, make: Callable[[], Any], *, low: float, high: float,
 
     return Mechanism(
         name=name, sampler=sample, claim=Claim(epsilon, 0.0), event=event, default_pair=pair,
-        neighbours=present_records(low, high), null_record=np.nan, params=params, buggy=False, description=text,
+        neighbours=present_records(low, high), null_record=np.nan, params=params, description=text,
     )
 
 
@@ -265,6 +265,11 @@ def pydp_bounded_mean(*, epsilon: float = 1.0, lower: float = 0.0, upper: float 
 
 
 if importlib.util.find_spec("pydp") is not None:
-    for _factory in (pydp_laplace, pydp_laplace_bits, pydp_laplace_half_sensitivity, pydp_gaussian,
-                     pydp_gaussian_bits, pydp_count, pydp_bounded_sum, pydp_bounded_mean):
-        register(_factory.__name__)(_factory)
+    # python-dp has no batched call: a Python loop at 2–4 µs a draw (BoundedMean 18 µs), so a smaller suite budget.
+    for _factory, _expected, _cost in (
+        (pydp_laplace, "consistent", 0.3), (pydp_laplace_bits, "consistent", 0.3),
+        (pydp_laplace_half_sensitivity, "violation", 0.3), (pydp_gaussian, "consistent", 0.3),
+        (pydp_gaussian_bits, "violation", 0.3), (pydp_count, "consistent", 0.3), (pydp_bounded_sum, "consistent", 0.3),
+        (pydp_bounded_mean, "consistent", 0.1),
+    ):
+        register(_factory.__name__, expected=_expected, suite_trials=_cost)(_factory)

@@ -25,7 +25,7 @@ def _randomize(values: np.ndarray, epsilon: float, k: int, size: int, rng: np.ra
     return np.where(keep, values, other)
 
 
-@register("randomized_response")
+@register("randomized_response", expected="consistent")
 def randomized_response(*, epsilon: float = 1.0, k: int = 2) -> Mechanism:
     """Return k-ary randomized response applied to each record (integers in [0, k)).
 
@@ -48,6 +48,5 @@ def randomized_response(*, epsilon: float = 1.0, k: int = 2) -> Mechanism:
         default_pair=(np.array([0]), np.array([1])),
         neighbours=categories_in(k),
         params={"epsilon": eps, "k": k},
-        buggy=False,
         description=f"{k}-ary randomized response on each record.",
     )

@@ -2,19 +2,43 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import importlib
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.errors import InvalidParameterError, UnknownMechanismError
 
-__all__ = ["BUILTIN_MODULES", "defaults", "factory", "get_mechanism", "list_mechanisms", "register"]
+__all__ = ["BUILTIN_MODULES", "Registration", "defaults", "factory", "get_mechanism", "list_mechanisms", "register", "registration"]
 
 Factory = Callable[..., Mechanism]
-_REGISTRY: dict[str, Factory] = {}
+Verdict = Literal["consistent", "violation"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Registration:
+    """A registered mechanism: its factory and what is known of it at its default parameters.
+
+    Attributes:
+        factory: the keyword-only function that builds it.
+        expected: the verdict a sound and powerful audit gives it ("violation"
+            for a known-broken variant, "consistent" for a correct one), None
+            when nothing is known (a user's registration); the suite checks its
+            verdicts against it.
+        suite_trials: its suite cost, a multiple of the suite's trial budget
+            (below 1 for slow samplers, above 1 where the default audit needs
+            more samples to be informative).
+    """
+
+    factory: Factory
+    expected: Verdict | None = None
+    suite_trials: float = 1.0
+
+
+_REGISTRY: dict[str, Registration] = {}
 # Importing a module registers its mechanisms; the registry imports them on first use, so importing
 # dpaudit.mechanisms loads neither OpenDP nor the other optional libraries.
 BUILTIN_MODULES = (
@@ -41,13 +65,15 @@ BUILTIN_MODULES = (
 )
 
 
-def register(name: str) -> Callable[[Factory], Factory]:
-    """Return a decorator that registers a keyword-only mechanism factory under `name`."""
+def register(name: str, *, expected: Verdict | None = None, suite_trials: float = 1.0) -> Callable[[Factory], Factory]:
+    """Return a decorator that registers a keyword-only mechanism factory under `name` (see `Registration`)."""
+    if expected not in (None, "consistent", "violation"):
+        raise InvalidParameterError(f"The expected verdict of '{name}' must be 'consistent', 'violation' or None; got {expected!r}.")
 
     def decorate(factory: Factory) -> Factory:
         if name in _REGISTRY:
             raise ValueError(f"A mechanism named '{name}' is registered already.")
-        _REGISTRY[name] = factory
+        _REGISTRY[name] = Registration(factory, expected, suite_trials)
         return factory
 
     return decorate
@@ -65,8 +91,8 @@ def list_mechanisms() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def factory(name: str) -> Factory:
-    """Return the factory registered as `name`, or raise `UnknownMechanismError` with suggestions."""
+def registration(name: str) -> Registration:
+    """Return the registration of `name`, or raise `UnknownMechanismError` with suggestions."""
     _load_builtins()
     try:
         return _REGISTRY[name]
@@ -74,6 +100,11 @@ def factory(name: str) -> Factory:
         close = difflib.get_close_matches(name, _REGISTRY, n=3)
         hint = f" Did you mean {', '.join(close)}?" if close else " Run `dpaudit list` to see them."
         raise UnknownMechanismError(f"There is no mechanism named '{name}'.{hint}") from None
+
+
+def factory(name: str) -> Factory:
+    """Return the factory registered as `name`, or raise `UnknownMechanismError` with suggestions."""
+    return registration(name).factory
 
 
 def get_mechanism(name: str, **params: Any) -> Mechanism:

@@ -81,7 +81,7 @@ def _check(owner: str, epsilon: float, num_queries: int, cutoff: int, threshold:
 
 
 def _svt(name: str, eps: float, m: int, c: int | None, t: float, sample: Sampler, *, event: dp_event.DpEvent,
-         buggy: bool, pair: str, text: str) -> Mechanism:
+         pair: str, text: str) -> Mechanism:
     params = {"epsilon": eps, "num_queries": m, "threshold": t} | ({} if c is None else {"cutoff": c})
     return Mechanism(
         name=name,
@@ -91,12 +91,11 @@ def _svt(name: str, eps: float, m: int, c: int | None, t: float, sample: Sampler
         default_pair=pattern(pair, m),
         neighbours=answers_within(1.0),
         params=params,
-        buggy=buggy,
         description=text,
     )
 
 
-@register("sparse_vector")
+@register("sparse_vector", expected="consistent")
 def sparse_vector(*, epsilon: float = 1.0, num_queries: int = 10, cutoff: int = 1, threshold: float = 1.0) -> Mechanism:
     """Return SVT with ρ = Lap(2/ε), ν_i = Lap(4c/ε), stop after c ⊤: ε-DP (Lyu et al. Alg 1, Thm 2)."""
     from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
@@ -106,11 +105,11 @@ def sparse_vector(*, epsilon: float = 1.0, num_queries: int = 10, cutoff: int = 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return cut_off(_above(data, size, rng, threshold=t, rho_scale=2 / eps, nu_scale=4 * c / eps), c)
 
-    return _svt("sparse_vector", eps, m, c, t, sample, event=EpsilonDeltaDpEvent(eps, 0.0), buggy=False,
+    return _svt("sparse_vector", eps, m, c, t, sample, event=EpsilonDeltaDpEvent(eps, 0.0),
                 pair="last_above_rest_below", text="Sparse vector (Lyu et al. Alg 1).")
 
 
-@register("sparse_vector_dwork_roth")
+@register("sparse_vector_dwork_roth", expected="consistent")
 def sparse_vector_dwork_roth(
     *, epsilon: float = 1.0, num_queries: int = 10, cutoff: int = 1, threshold: float = 1.0
 ) -> Mechanism:
@@ -132,11 +131,11 @@ def sparse_vector_dwork_roth(
             rho = np.where(above[:, i], rng.laplace(0.0, 2 * c / eps, size), rho)
         return cut_off(above, c)
 
-    return _svt("sparse_vector_dwork_roth", eps, m, c, t, sample, event=EpsilonDeltaDpEvent(eps, 0.0), buggy=False,
+    return _svt("sparse_vector_dwork_roth", eps, m, c, t, sample, event=EpsilonDeltaDpEvent(eps, 0.0),
                 pair="last_above_rest_below", text="Sparse vector (Dwork & Roth; Lyu et al. Alg 2).")
 
 
-@register("sparse_vector_noisy_value")
+@register("sparse_vector_noisy_value", expected="violation")
 def sparse_vector_noisy_value(
     *, epsilon: float = 1.0, num_queries: int = 10, cutoff: int = 1, threshold: float = 1.0
 ) -> Mechanism:
@@ -157,10 +156,10 @@ def sparse_vector_noisy_value(
         return np.hstack([flags, np.where(flags == ABOVE, noisy, 0.0)])
 
     return _svt("sparse_vector_noisy_value", eps, m, c, t, sample, event=EpsilonDeltaDpEvent(m * eps / (2 * c), 0.0),
-                buggy=True, pair="last_above_rest_below", text="SVT releasing the noisy answer (Lyu et al. Alg 3).")
+                pair="last_above_rest_below", text="SVT releasing the noisy answer (Lyu et al. Alg 3).")
 
 
-@register("sparse_vector_lee_clifton")
+@register("sparse_vector_lee_clifton", expected="violation")
 def sparse_vector_lee_clifton(
     *, epsilon: float = 1.0, num_queries: int = 10, cutoff: int = 1, threshold: float = 1.0
 ) -> Mechanism:
@@ -176,11 +175,11 @@ def sparse_vector_lee_clifton(
         return cut_off(_above(data, size, rng, threshold=t, rho_scale=4 / eps, nu_scale=4 / (3 * eps)), c)
 
     return _svt("sparse_vector_lee_clifton", eps, m, c, t, sample,
-                event=EpsilonDeltaDpEvent((1 + 6 * c) * eps / 4, 0.0), buggy=True, pair="half_half",
+                event=EpsilonDeltaDpEvent((1 + 6 * c) * eps / 4, 0.0), pair="half_half",
                 text="SVT with the Lee–Clifton noise scales (Lyu et al. Alg 4).")
 
 
-@register("sparse_vector_no_query_noise")
+@register("sparse_vector_no_query_noise", expected="violation")
 def sparse_vector_no_query_noise(*, epsilon: float = 1.0, num_queries: int = 10, threshold: float = 1.0) -> Mechanism:
     """BUGGY: SVT with threshold noise Lap(2/ε) only and no cut-off; true ε = ∞.
 
@@ -194,11 +193,11 @@ def sparse_vector_no_query_noise(*, epsilon: float = 1.0, num_queries: int = 10,
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         return cut_off(_above(data, size, rng, threshold=t, rho_scale=2 / eps, nu_scale=0.0), None)
 
-    return _svt("sparse_vector_no_query_noise", eps, m, None, t, sample, event=dp_event.NonPrivateDpEvent(), buggy=True,
+    return _svt("sparse_vector_no_query_noise", eps, m, None, t, sample, event=dp_event.NonPrivateDpEvent(),
                 pair="half_half", text="SVT without query noise (Lyu et al. Alg 5).")
 
 
-@register("sparse_vector_no_cutoff")
+@register("sparse_vector_no_cutoff", expected="violation")
 def sparse_vector_no_cutoff(*, epsilon: float = 1.0, num_queries: int = 10, threshold: float = 1.0) -> Mechanism:
     """BUGGY: SVT with ρ = Lap(2/ε), ν_i = Lap(2/ε) and no cut-off (Chen et al. 2015; Lyu et al. Alg 6).
 
@@ -214,10 +213,10 @@ def sparse_vector_no_cutoff(*, epsilon: float = 1.0, num_queries: int = 10, thre
         return cut_off(_above(data, size, rng, threshold=t, rho_scale=2 / eps, nu_scale=2 / eps), None)
 
     return _svt("sparse_vector_no_cutoff", eps, m, None, t, sample, event=EpsilonDeltaDpEvent(m * eps / 2, 0.0),
-                buggy=True, pair="half_half", text="SVT without cut-off (Lyu et al. Alg 6).")
+                pair="half_half", text="SVT without cut-off (Lyu et al. Alg 6).")
 
 
-@register("numerical_sparse_vector")
+@register("numerical_sparse_vector", expected="consistent")
 def numerical_sparse_vector(
     *, epsilon: float = 1.0, num_queries: int = 10, cutoff: int = 1, threshold: float = 1.0
 ) -> Mechanism:
@@ -237,5 +236,5 @@ def numerical_sparse_vector(
         released = answers + rng.laplace(0.0, 3 * c / eps, (size, m))
         return np.hstack([flags, np.where(flags == ABOVE, released, 0.0)])
 
-    return _svt("numerical_sparse_vector", eps, m, c, t, sample, event=EpsilonDeltaDpEvent(eps, 0.0), buggy=False,
+    return _svt("numerical_sparse_vector", eps, m, c, t, sample, event=EpsilonDeltaDpEvent(eps, 0.0),
                 pair="one_below_rest_above", text="Numerical sparse vector (Wang et al. 2019).")

@@ -67,7 +67,7 @@ def median_distance(data: np.ndarray, grid: np.ndarray) -> np.ndarray:
     return np.maximum.reduce([below - (k - 1), k - at_most, np.zeros(len(grid), dtype=int)])
 
 
-@register("clipped_mean")
+@register("clipped_mean", expected="consistent")
 def clipped_mean(*, epsilon: float = 1.0, num_records: int = 10, low: float = 0.0, high: float = 1.0) -> Mechanism:
     """Return mean(clip(x, low, high)) + Laplace((high − low)/(nε)) for a public n: ε-DP (replace-one).
 
@@ -98,12 +98,11 @@ def clipped_mean(*, epsilon: float = 1.0, num_records: int = 10, low: float = 0.
         default_pair=(d0, d1),
         neighbours=of_length(n, records_in(-np.inf, np.inf)),
         params={"epsilon": eps, "num_records": n, "low": lo, "high": hi},
-        buggy=False,
         description="Clipped mean with Laplace noise for a public record count.",
     )
 
 
-@register("mean_noise_by_true_count")
+@register("mean_noise_by_true_count", expected="violation")
 def mean_noise_by_true_count(*, epsilon: float = 1.0, num_records: int = 2) -> Mechanism:
     """BUGGY: mean of the present records in [0, 1] + Laplace(1/(n ε)) with n the true, private count.
 
@@ -134,12 +133,11 @@ def mean_noise_by_true_count(*, epsilon: float = 1.0, num_records: int = 2) -> M
         neighbours=present_records(0.0, 1.0),
         null_record=np.nan,
         params={"epsilon": eps, "num_records": n},
-        buggy=True,
         description="Mean whose Laplace noise is scaled by the private count (true ε = ∞).",
     )
 
 
-@register("median_local_sensitivity")
+@register("median_local_sensitivity", expected="violation")
 def median_local_sensitivity(*, epsilon: float = 1.0, num_records: int = 5) -> Mechanism:
     """BUGGY: median + Laplace(LS/ε) with LS the local sensitivity of the median at the data; true ε = ∞.
 
@@ -170,12 +168,11 @@ def median_local_sensitivity(*, epsilon: float = 1.0, num_records: int = 5) -> M
         default_pair=(d0, d1),
         neighbours=records_in(0.0, 1.0),
         params={"epsilon": eps, "num_records": n},
-        buggy=True,
         description="Median with Laplace noise scaled to its local sensitivity (true ε = ∞).",
     )
 
 
-@register("inverse_sensitivity_median")
+@register("inverse_sensitivity_median", expected="consistent")
 def inverse_sensitivity_median(*, epsilon: float = 1.0, num_records: int = 5, grid_size: int = 21) -> Mechanism:
     """Return a grid point t in [0, 1] with P(t) ∝ exp(−ε len(t)/2): ε-DP (replace-one).
 
@@ -204,6 +201,5 @@ def inverse_sensitivity_median(*, epsilon: float = 1.0, num_records: int = 5, gr
         default_pair=(d0, d1),
         neighbours=records_in(0.0, 1.0),
         params={"epsilon": eps, "num_records": n, "grid_size": g},
-        buggy=False,
         description="Inverse-sensitivity median on a grid of [0, 1].",
     )

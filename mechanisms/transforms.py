@@ -224,25 +224,25 @@ def _named(mech: Mechanism, name: str) -> Mechanism:
     return dataclasses.replace(mech, name=name)
 
 
-@register("composed_laplace")
+@register("composed_laplace", expected="consistent")
 def composed_laplace(*, epsilon: float = 0.5, k: int = 4) -> Mechanism:
     """Return k independent runs of `laplace(epsilon)`: claim kε; exact ε is kε at δ = 0."""
     return _named(compose(laplace(epsilon=epsilon), k), "composed_laplace")
 
 
-@register("subsampled_laplace")
+@register("subsampled_laplace", expected="consistent")
 def subsampled_laplace(*, epsilon: float = 2.0, q: float = 0.5) -> Mechanism:
     """Return `laplace(epsilon)` on a Poisson subsample of rate q: ε' = log(1 + q(e^ε − 1)) (add/remove)."""
     return _named(subsample(laplace(epsilon=epsilon), q), "subsampled_laplace")
 
 
-@register("shuffled_rr")
+@register("shuffled_rr", expected="consistent")
 def shuffled_rr(*, epsilon: float = 2.0, num_users: int = 10) -> Mechanism:
     """Return binary randomized response run by n users, reports shuffled (FMT 2021 bound)."""
     return _named(shuffle(randomized_response(epsilon=epsilon, k=2), num_users), "shuffled_rr")
 
 
-@register("group_laplace")
+@register("group_laplace", expected="consistent")
 def group_laplace(*, epsilon: float = 1.0, k: int = 2) -> Mechanism:
     """Return `laplace(epsilon)` audited on datasets k records apart: exact ε is kε."""
     return _named(group(laplace(epsilon=epsilon), k), "group_laplace")

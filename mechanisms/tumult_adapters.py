@@ -182,7 +182,6 @@ class _Spec:
     records: bool
     bits: bool = False
     groups: int | None = None
-    buggy: bool = False
 
 
 def _build(spec: _Spec, event_of: Any, text: str) -> Mechanism:
@@ -199,7 +198,7 @@ def _build(spec: _Spec, event_of: Any, text: str) -> Mechanism:
     sampler = _Requests(_process(python), spec.kind, spec.params, records=spec.records, bits=spec.bits, groups=spec.groups)
     noise = {k: described[k] for k in ("alpha", "scale", "sigma_squared") if k in described}
     return dataclasses.replace(
-        mech, sampler=sampler, event=event_of(described), buggy=spec.buggy,
+        mech, sampler=sampler, event=event_of(described),
         params={**spec.params, "tmlt_core": described["tmlt_core"], "noise_measurement": described["noise"], **noise,
                 **({"rho": described["rho"]} if "rho" in described else {})},
         description=f"Tumult Core {described['tmlt_core']} {text} (run in {python}; Tumult's own RNG).",
@@ -260,7 +259,7 @@ def _gaussian(name: str, sigma_squared: float, delta: float, bits: bool) -> Mech
 
     pair, neighbours = _answers()
     params = {"sigma_squared": _positive(sigma_squared, "sigma_squared", name), "delta": _delta(delta, name)}
-    spec = _Spec(name, "gaussian", params, pair, neighbours, records=False, bits=bits, buggy=bits)
+    spec = _Spec(name, "gaussian", params, pair, neighbours, records=False, bits=bits)
 
     def event(d: dict[str, Any]) -> dp_event.DpEvent:
         if bits:
@@ -362,7 +361,7 @@ def _gaussian_sum(name: str, rho: float, delta: float, lower: float, upper: floa
     params = {"rho": _positive(rho, "rho", name), "lower": lo, "upper": hi, "noise": "gaussian", "delta": _delta(delta, name)}
     extreme = lo if abs(lo) > abs(hi) else hi
     spec = _Spec(name, "clipped_sum", params, _one_row_added((lo + hi) / 2, extreme), present_records(-np.inf, np.inf),
-                 records=True, bits=bits, buggy=bits)
+                 records=True, bits=bits)
     sensitivity = max(abs(lo), abs(hi))
 
     def event(d: dict[str, Any]) -> dp_event.DpEvent:
@@ -417,7 +416,11 @@ def tumult_grouped_count(*, epsilon: float = 1.0, groups: int = 3) -> Mechanism:
 
 
 if tumult_python() is not None:
-    for _factory in (tumult_laplace, tumult_laplace_bits, tumult_gaussian, tumult_gaussian_bits, tumult_geometric_count,
-                     tumult_gaussian_count, tumult_laplace_sum, tumult_gaussian_sum, tumult_gaussian_sum_bits,
-                     tumult_grouped_count):
-        register(_factory.__name__)(_factory)
+    # Tumult runs in its own environment: 54–70 µs an output on a number, 181–431 µs under Spark. The variants
+    # that release the double's low bits (`*_bits`) are the known-broken ones.
+    for _factory, _cost in ((tumult_laplace, 0.1), (tumult_laplace_bits, 0.1), (tumult_gaussian, 0.1),
+                            (tumult_gaussian_bits, 0.1), (tumult_geometric_count, 0.02), (tumult_gaussian_count, 0.02),
+                            (tumult_laplace_sum, 0.02), (tumult_gaussian_sum, 0.02), (tumult_gaussian_sum_bits, 0.02),
+                            (tumult_grouped_count, 0.02)):
+        _expected = "violation" if _factory.__name__.endswith("_bits") else "consistent"
+        register(_factory.__name__, expected=_expected, suite_trials=_cost)(_factory)

@@ -11,65 +11,22 @@ from typing import Any, Callable
 
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.results.render import fmt
-from dpaudit.audit.results.result import VIOLATION, AuditResult
-from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms
+from dpaudit.audit.results.result import AuditResult
+from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms, registration
 
-__all__ = ["COLUMNS", "TRIAL_MULTIPLIERS", "SuiteRow", "SuiteTable", "cells", "run_suite", "select", "write"]
+__all__ = ["COLUMNS", "TRIALS", "SuiteRow", "SuiteTable", "cells", "run_suite", "select", "write"]
 
 TRIALS = {"quick": 1_000_000, "full": 10_000_000}
-# Mechanisms whose default audit needs more samples to be informative: a multiple of the base budget.
-TRIAL_MULTIPLIERS = {
-    "gaussian_classical_large_eps": 4,
-    # OpenDP samples exactly with big rationals (15–100 µs per draw): fewer trials keep the quick suite short.
-    "opendp_laplace": 0.05,
-    "opendp_gaussian": 0.03,
-    "opendp_discrete_laplace": 0.1,
-    "opendp_composed": 0.05,
-    # python-dp has no batched call: a Python loop at 2–4 µs a draw (BoundedMean 18 µs).
-    "pydp_laplace": 0.3,
-    "pydp_laplace_bits": 0.3,
-    "pydp_laplace_half_sensitivity": 0.3,
-    "pydp_gaussian": 0.3,
-    "pydp_gaussian_bits": 0.3,
-    "pydp_count": 0.3,
-    "pydp_bounded_sum": 0.3,
-    "pydp_bounded_mean": 0.1,
-    # PipelineDP runs its engine once per output: about 95 µs (aggregate), 20 µs (partition selection).
-    "pipelinedp_count_sum": 0.02,
-    "pipelinedp_count_sum_row_ids": 0.02,
-    "pipelinedp_partition_selection": 0.1,
-    "pipelinedp_partition_selection_two_users": 0.1,
-    "pipelinedp_partition_selection_row_ids": 0.1,
-    # Tumult runs in its own environment: 54–70 µs an output on a number, 181–431 µs under Spark.
-    **dict.fromkeys(["tumult_laplace", "tumult_laplace_bits", "tumult_gaussian", "tumult_gaussian_bits"], 0.1),
-    **dict.fromkeys(["tumult_geometric_count", "tumult_gaussian_count", "tumult_laplace_sum", "tumult_gaussian_sum",
-                     "tumult_gaussian_sum_bits", "tumult_grouped_count"], 0.02),
-    # Tumult Analytics: one Session.evaluate a batch; in batches of 5,000, 0.6–1.5 ms an output (count, sum, grouped
-    # count), 1.7–3.9 ms (average), 4.4–5.1 ms (quantile, the exponential mechanism run per group in pandas).
-    **dict.fromkeys(["tumult_analytics_count", "tumult_analytics_count_zcdp", "tumult_analytics_count_duplicated_rows",
-                     "tumult_analytics_count_zcdp_duplicated_rows", "tumult_analytics_sum", "tumult_analytics_sum_zcdp",
-                     "tumult_analytics_sum_budget_too_large", "tumult_analytics_sum_zcdp_budget_too_large",
-                     "tumult_analytics_sum_zcdp_bits", "tumult_analytics_grouped_count", "tumult_analytics_grouped_count_zcdp",
-                     "tumult_analytics_grouped_count_private_keys", "tumult_analytics_grouped_count_zcdp_private_keys"], 0.02),
-    **dict.fromkeys(["tumult_analytics_average", "tumult_analytics_average_zcdp", "tumult_analytics_average_duplicated_rows",
-                     "tumult_analytics_average_zcdp_duplicated_rows"], 0.01),
-    **dict.fromkeys(["tumult_analytics_quantile", "tumult_analytics_quantile_zcdp", "tumult_analytics_quantile_budget_too_large",
-                     "tumult_analytics_quantile_zcdp_duplicated_rows"], 0.005),
-}
+"""The suite's trial budgets; each mechanism takes its registered multiple of it (`Registration.suite_trials`)."""
 
 
 @dataclasses.dataclass(frozen=True)
 class SuiteRow:
-    """One audited mechanism with the verdict expected of it (None when nothing is known)."""
+    """One audited mechanism with the verdict its registration expects (None when nothing is known)."""
 
     result: AuditResult
     relation: str
-    buggy: bool | None
-
-    @property
-    def expected(self) -> str | None:
-        """Return the verdict a sound and powerful audit gives, or None for unknown mechanisms."""
-        return None if self.buggy is None else (VIOLATION if self.buggy else "consistent")
+    expected: str | None
 
     @property
     def as_expected(self) -> bool:
@@ -115,7 +72,7 @@ class SuiteTable(Sequence[SuiteRow]):
 def select(mode: str, only: str | None = None) -> list[tuple[str, int]]:
     """Return (mechanism name, trials) pairs for the suite `mode`, filtered by the glob `only`."""
     names = [n for n in list_mechanisms() if only is None or fnmatch.fnmatch(n, only)]
-    return [(n, int(TRIALS[mode] * TRIAL_MULTIPLIERS.get(n, 1))) for n in names]
+    return [(n, int(TRIALS[mode] * registration(n).suite_trials)) for n in names]
 
 
 def run_suite(
@@ -130,7 +87,7 @@ def run_suite(
     for name, trials in entries:
         mech = get_mechanism(name)
         result = audit_mechanism(mech, trials=trials, seed=seed, confidence=confidence)
-        row = SuiteRow(result, mech.claim.relation.value, mech.buggy)
+        row = SuiteRow(result, mech.claim.relation.value, registration(name).expected)
         rows.append(row)
         if on_row:
             on_row(row)

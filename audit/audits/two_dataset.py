@@ -58,8 +58,6 @@ def theory_upper_bound(mech: Mechanism, delta: float) -> UpperBound:
 
     if not isinstance(mech.event, dp_event.UnsupportedDpEvent):
         return upper_bound(mech.event, delta=delta, relation=mech.claim.relation.value)
-    if mech.buggy:
-        return UpperBound(float("inf"), delta, "unknown")
     claimed = upper_bound(EpsilonDeltaDpEvent(mech.claim.epsilon, mech.claim.delta), delta=delta)
     return UpperBound(claimed.epsilon, delta, "claim")
 

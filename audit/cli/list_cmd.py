@@ -10,7 +10,7 @@ from dpaudit.audit.cli.common import add_json
 
 def run(args: argparse.Namespace) -> int:
     """Print every registered mechanism (name, claim, relation, correct or buggy, description)."""
-    from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms
+    from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms, registration
     from rich.console import Console
     from rich.table import Table
 
@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
             "epsilon": mech.claim.epsilon,
             "delta": mech.claim.delta,
             "relation": mech.claim.relation.value,
-            "buggy": mech.buggy,
+            "buggy": None if (expected := registration(name).expected) is None else expected == "violation",
             "description": mech.description,
         })
     if args.json:
@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     for column in ("name", "claim (ε, δ)", "relation", "kind", "description"):
         table.add_column(column)
     for r in rows:
-        kind = "buggy" if r["buggy"] else "correct"
+        kind = {True: "buggy", False: "correct", None: "?"}[r["buggy"]]
         table.add_row(r["name"], f"({r['epsilon']:g}, {r['delta']:g})", r["relation"], kind, r["description"])
     Console().print(table)
     return 0

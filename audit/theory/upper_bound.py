@@ -172,12 +172,13 @@ def _subsampled_profile(event: dp_event.PoissonSampledDpEvent, relation: Neighbo
 def _special_profiles() -> dict[type, Callable[[Any, NeighboringRelation], tuple[Profile, str] | None]]:
     """Return the events with a theorem of their own, by type: the one dispatch table of `_epsilon_profile`."""
     from dp_accounting import dp_event
-    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
+    from dpaudit.mechanisms.events import BrokenClaimDpEvent, EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
 
     return {
         dp_event.NoOpDpEvent: lambda event, relation: ((lambda d: 0.0), "exact"),
         dp_event.NonPrivateDpEvent: lambda event, relation: ((lambda d: math.inf), "non-private"),
         dp_event.UnsupportedDpEvent: lambda event, relation: ((lambda d: math.inf), "unknown"),
+        BrokenClaimDpEvent: lambda event, relation: ((lambda d: math.inf), "unknown"),
         EpsilonDeltaDpEvent: lambda event, relation: (_claim_profile(event), "claim-proof"),
         ShuffledDpEvent: lambda event, relation: (_shuffled_profile(event), "shuffling-fmt"),
         GroupDpEvent: _group_profile,

@@ -267,10 +267,10 @@ def _game(cell: dict[str, Any], runs: int, canaries: int):
 
 def declared_builtins() -> tuple[str, ...]:
     """Return the correct built-ins that declare their records: canary targets of their own claim."""
-    from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms
+    from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms, registration
 
     return tuple(name for name in list_mechanisms()
-                 if (m := get_mechanism(name)).records is not None and m.buggy is False)
+                 if registration(name).expected == "consistent" and get_mechanism(name).records is not None)
 
 
 def _canary_mechanism(cell: dict[str, Any], epsilon: float):

@@ -148,9 +148,9 @@ def test_a_dataset_a_users_loop_cannot_train_on_names_the_choices(capsys, monkey
     assert code == 2 and one_sentence(err) and all(w in err for w in ("'user'", "'canaries'", "int k"))
 
 
-def test_the_readme_shows_what_bounds_compose_prints(capsys, monkeypatch):
+def test_the_theory_guide_shows_what_bounds_compose_prints(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[3] / "docs" / "guides" / "theory.md").read_text()
     shown = readme.split("$ dpaudit bounds compose --epsilon 0.1 --k 100 --delta 1e-5\n", 1)[1].split("```", 1)[0]
     code, out, _ = run(capsys, "bounds", "compose", "--epsilon", "0.1", "--k", "100", "--delta", "1e-5")
     assert code == 0 and [line.rstrip() for line in out.strip("\n").splitlines()] == [

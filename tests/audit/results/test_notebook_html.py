@@ -107,7 +107,7 @@ def _row(name: str, epsilon: float, buggy: bool) -> SuiteRow:
     lower = LowerBound(epsilon, 0.95, "clopper-pearson", trials=1000)
     result = AuditResult(mechanism=name, claim=Claim(1.0), upper_bound=UpperBound(1.0, 0.0, "exact"), lower_bound=lower,
                          seconds=0.5, seed=0)
-    return SuiteRow(result, "add-remove", buggy)
+    return SuiteRow(result, "add-remove", "violation" if buggy else "consistent")
 
 
 def test_the_suite_table_shows_every_cell_and_names_the_unexpected_verdicts():
