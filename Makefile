@@ -65,7 +65,7 @@ bench: $(VENV)/.installed-test
 	for f in benchmarks/*.py; do $(BIN)/python $$f || exit 1; done
 
 # Tumult Core in an environment of its own (it pins numpy 1.26.4 and pandas 1.5.3 and brings pyspark 3.5):
-# the tumult_* adapters (mechanisms/tumult_adapters.py) find .venv-tumult/bin/python. Its count and sum
+# the tumult_* adapters (mechanisms/adapters/tumult_core.py) find .venv-tumult/bin/python. Its count and sum
 # measurements take Spark DataFrames, so Spark needs Java (17 is on these machines; installed if missing).
 # tmlt.analytics needs an older Core (0.21.0 pins >= 0.19.1, < 0.20): it has an environment of its own, below.
 # The last step asks Tumult for a grouped count's claim, which starts Spark; a failed build leaves no .venv-tumult.
@@ -78,13 +78,13 @@ $(TUMULT)/.installed:
 	{ $(PYTHON) -m venv $(TUMULT) \
 	  && $(TUMULT)/bin/python -m pip install --quiet 'tmlt.core==0.20.*' \
 	  && { java -version >/dev/null 2>&1 || { apt-get update && apt-get install -y default-jre-headless; }; } \
-	  && $(TUMULT)/bin/python mechanisms/tumult_side.py describe grouped_count '{"epsilon": 1.0, "groups": 2, "noise": "geometric"}'; \
+	  && $(TUMULT)/bin/python mechanisms/scripts/tumult_side.py describe grouped_count '{"epsilon": 1.0, "groups": 2, "noise": "geometric"}'; \
 	} || { rm -rf $(TUMULT); exit 1; }
 	touch $@
 
 # Tumult Analytics 0.21 (the Session/QueryBuilder API) in a second environment: it installs with Core 0.19.1,
 # so it cannot replace Core 0.20 in .venv-tumult without moving the tumult_* adapters and their findings
-# (docs/libraries.md) to an older Core. The tumult_analytics_* adapters (mechanisms/tumult_analytics_adapters.py)
+# (docs/libraries.md) to an older Core. The tumult_analytics_* adapters (mechanisms/adapters/tumult_analytics.py)
 # find .venv-tumult-analytics/bin/python. The last step asks Analytics for a count's budget and noise (a Session,
 # so Spark starts); a failed build leaves no .venv-tumult-analytics.
 TUMULT_ANALYTICS := .venv-tumult-analytics
@@ -96,7 +96,7 @@ $(TUMULT_ANALYTICS)/.installed:
 	{ $(PYTHON) -m venv $(TUMULT_ANALYTICS) \
 	  && $(TUMULT_ANALYTICS)/bin/python -m pip install --quiet 'tmlt.analytics==0.21.*' \
 	  && { java -version >/dev/null 2>&1 || { apt-get update && apt-get install -y default-jre-headless; }; } \
-	  && $(TUMULT_ANALYTICS)/bin/python mechanisms/tumult_analytics_side.py describe count '{"epsilon": 1.0}'; \
+	  && $(TUMULT_ANALYTICS)/bin/python mechanisms/scripts/tumult_analytics_side.py describe count '{"epsilon": 1.0}'; \
 	} || { rm -rf $(TUMULT_ANALYTICS); exit 1; }
 	touch $@
 

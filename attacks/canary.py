@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any, Callable, Union
 
 import numpy as np
 from dpaudit.attacks.observations import Observations
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Mechanism, not_neighbours
 from dpaudit.mechanisms.datasets import records_of_pair
-from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.neighbours import inserted_at
 from dpaudit.mechanisms.records import BoxRecords
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 if TYPE_CHECKING:
     from dpaudit.attacks.canary_scores import CanaryScorer

@@ -17,7 +17,7 @@ from typing import Protocol
 
 import numpy as np
 from dpaudit.attacks.canary import CATEGORY, Canaries
-from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError
 
 __all__ = ["CanaryScorer", "InnerProduct", "OutputStatistic", "scorer_by_name"]
 

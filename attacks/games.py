@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_int
+from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_int
 
 __all__ = ["Game", "MultiRun", "OneRun", "TwoDataset", "game_from_name"]
 

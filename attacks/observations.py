@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_real
+from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_real
 
 __all__ = ["Observations"]
 

@@ -16,8 +16,8 @@ import numpy as np
 from dpaudit.attacks.canary import REMEDY, CanarySet, require_neighbours
 from dpaudit.attacks.canary_scores import CanaryScorer
 from dpaudit.attacks.observations import Observations
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms.errors import InvalidParameterError
 
 __all__ = ["one_run_game"]
 

@@ -26,9 +26,9 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 from dpaudit.attacks.distinguish import Objective, select_test
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Mechanism, not_neighbours
 from dpaudit.mechanisms.datasets import records_of_pair
-from dpaudit.mechanisms.errors import InvalidParameterError
 
 __all__ = ["InputSpace", "Pair", "search_pair", "split_patterns", "statdp_patterns"]
 

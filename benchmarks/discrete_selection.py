@@ -30,8 +30,8 @@ from dpaudit.attacks.distinguish import select_test
 from dpaudit.attacks.selection_budget import discrete_level
 from dpaudit.audit.estimators.projection import held_out_direction, projected_bound
 from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
+from dpaudit.mechanisms.builtins.sparse_vector import cut_off
 from dpaudit.mechanisms.registry import get_mechanism
-from dpaudit.mechanisms.sparse_vector import cut_off
 from rich.console import Console
 from rich.table import Table
 

@@ -1,4 +1,4 @@
-"""Outputs per second of a mechanism in another process (`dpaudit.mechanisms.external`) against the same mechanism in process.
+"""Outputs per second of a mechanism in another process (`dpaudit.mechanisms.external.processes`) against the same mechanism in process.
 
 One mechanism, Laplace noise of scale 1 on the sum of the data, four ways:
 the in-process black box (`blackbox` of docs/examples/other_env_mechanism.py's
@@ -38,7 +38,7 @@ def example_function():
 def mechanisms():
     """Return (label, mechanism) for the four ways of running the one mechanism."""
     from dpaudit.mechanisms import blackbox
-    from dpaudit.mechanisms.external import external, external_python, unit_sum_pair
+    from dpaudit.mechanisms.external.processes import external, external_python, unit_sum_pair
 
     laplace_sum = example_function()
 
@@ -70,7 +70,7 @@ def measure(mech, outputs, trials, repeats):
     """Return (seconds of the first one-output draw, outputs per second in the audit's chunks, seconds of one audit)."""
     from dpaudit.attacks.sampling import chunk_sizes, per_chunk
     from dpaudit.audit import audit_mechanism
-    from dpaudit.mechanisms.external import unit_sum_pair
+    from dpaudit.mechanisms.external.processes import unit_sum_pair
 
     assert per_chunk(1) == CHUNK
     d0, d1 = unit_sum_pair()

@@ -42,8 +42,8 @@ from dpaudit.audit.theory.roots import smallest_epsilon
 from dpaudit.experiments.output import save
 from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_boxes
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.builtins.randomized_response import keep_probability
 from dpaudit.mechanisms.neighbours import categories_in
-from dpaudit.mechanisms.randomized_response import keep_probability
 
 __all__ = ["K", "NAME", "exact_pair_epsilon", "pair_distributions", "paper_epsilon", "post_epsilon", "run", "shuffled_rr"]
 

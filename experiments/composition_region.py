@@ -26,7 +26,7 @@ from dpaudit.audit.theory.composition import advanced_composition, basic_composi
 from dpaudit.experiments.output import save
 from dpaudit.experiments.threshold_tests import certified_epsilon, threshold_boxes
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
-from dpaudit.mechanisms.geometric import discrete_laplace
+from dpaudit.mechanisms.builtins.geometric import discrete_laplace
 from dpaudit.mechanisms.neighbours import categories_in
 
 __all__ = ["NAME", "figure3_curves", "kfold_geometric", "run", "thresholds"]

@@ -37,8 +37,8 @@ from dpaudit.audit.audits.tracing import audit_tracing
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.experiments.output import save
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms.marginals import marginal_release, marginals_gaussian, marginals_laplace, marginals_linf
-from dpaudit.mechanisms.marginals_buggy import marginals_exact
+from dpaudit.mechanisms.builtins.marginals import marginal_release, marginals_gaussian, marginals_laplace, marginals_linf
+from dpaudit.mechanisms.builtins.marginals_buggy import marginals_exact
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -35,8 +35,8 @@ from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.experiments.grid_laplace import grid_laplace
 from dpaudit.experiments.output import save
 from dpaudit.mechanisms.base import Claim, Mechanism
+from dpaudit.mechanisms.builtins.randomized_response import randomized_response
 from dpaudit.mechanisms.neighbours import categories_in, records_in
-from dpaudit.mechanisms.randomized_response import randomized_response
 
 __all__ = ["NAME", "grid_laplace_sum", "group_pair", "run", "worst_event_probability"]
 

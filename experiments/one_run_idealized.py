@@ -55,8 +55,8 @@ from dpaudit.audit.audits.canaries import audit_canaries
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.estimators.one_run.binomial import one_run_epsilon
 from dpaudit.experiments.output import save
-from dpaudit.mechanisms.canary_targets import canary_gaussian_sum
-from dpaudit.mechanisms.gaussian import analytic_sigma
+from dpaudit.mechanisms.builtins.canary_targets import canary_gaussian_sum
+from dpaudit.mechanisms.builtins.gaussian import analytic_sigma
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -22,7 +22,7 @@ import numpy as np
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 from dpaudit.audit.theory.conversions import pure_to_rdp, pure_to_zcdp
 from dpaudit.experiments.output import save
-from dpaudit.mechanisms.randomized_response import randomized_response
+from dpaudit.mechanisms.builtins.randomized_response import randomized_response
 
 __all__ = ["NAME", "bernoulli_renyi", "laplace_renyi", "run"]
 

@@ -1,8 +1,8 @@
 """Mechanisms: black boxes with the privacy claim made about them, and the registry of built-ins."""
 
+from dpaudit.errors import DPAuditError, InvalidParameterError, MechanismError, UnknownMechanismError
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation, check_pair
 from dpaudit.mechanisms.blackbox import blackbox
-from dpaudit.mechanisms.errors import DPAuditError, InvalidParameterError, MechanismError, UnknownMechanismError
 from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms, register
 
 __all__ = [

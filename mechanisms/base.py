@@ -14,12 +14,12 @@ import enum
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
+from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.datasets import records_of_pair
-from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.neighbours import NeighbourCheck, answer_of, by_relation, inserted, unchecked
 from dpaudit.mechanisms.outputs import check_outputs
 from dpaudit.mechanisms.records import RecordSpec
-from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
+from dpaudit.validation import check_delta, check_epsilon, check_int
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event

@@ -6,8 +6,8 @@ import inspect
 from typing import Any, Callable
 
 import numpy as np
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation, fresh_copy
-from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.neighbours import NeighbourCheck
 from dpaudit.mechanisms.records import BoxRecords, CategoryRecords, RecordSpec, VectorRecords
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Union
 
 import numpy as np
-from dpaudit.mechanisms.errors import MechanismError, NeighbourAnswerError
+from dpaudit.errors import MechanismError, NeighbourAnswerError
 
 __all__ = [
     "NeighbourCheck",

@@ -25,7 +25,7 @@ import zlib
 from typing import Any
 
 import numpy as np
-from dpaudit.mechanisms.errors import MechanismError
+from dpaudit.errors import MechanismError
 
 __all__ = ["NONFINITE", "check_outputs", "check_shape", "number"]
 

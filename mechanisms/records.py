@@ -19,8 +19,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Union
 
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_int, check_real
 
 __all__ = ["BoxRecords", "CategoryRecords", "RecordSpec", "VectorRecords"]
 

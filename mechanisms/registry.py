@@ -9,8 +9,8 @@ import importlib
 import inspect
 from typing import Any, Callable, Literal
 
+from dpaudit.errors import InvalidParameterError, UnknownMechanismError
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms.errors import InvalidParameterError, UnknownMechanismError
 
 __all__ = ["BUILTIN_MODULES", "Registration", "defaults", "factory", "get_mechanism", "list_mechanisms", "register", "registration"]
 
@@ -42,26 +42,26 @@ _REGISTRY: dict[str, Registration] = {}
 # Importing a module registers its mechanisms; the registry imports them on first use, so importing
 # dpaudit.mechanisms loads neither OpenDP nor the other optional libraries.
 BUILTIN_MODULES = (
-    "dpaudit.mechanisms.canary_targets",
-    "dpaudit.mechanisms.floating_point",
-    "dpaudit.mechanisms.gaussian",
-    "dpaudit.mechanisms.geometric",
-    "dpaudit.mechanisms.histograms",
-    "dpaudit.mechanisms.laplace",
-    "dpaudit.mechanisms.marginals",
-    "dpaudit.mechanisms.marginals_buggy",
-    "dpaudit.mechanisms.noise",
-    "dpaudit.mechanisms.noisy_max",
-    "dpaudit.mechanisms.opendp_adapters",
-    "dpaudit.mechanisms.pipelinedp_adapters",
-    "dpaudit.mechanisms.private_selection",
-    "dpaudit.mechanisms.pydp_adapters",
-    "dpaudit.mechanisms.randomized_response",
-    "dpaudit.mechanisms.sparse_vector",
-    "dpaudit.mechanisms.statistics",
+    "dpaudit.mechanisms.builtins.canary_targets",
+    "dpaudit.mechanisms.builtins.floating_point",
+    "dpaudit.mechanisms.builtins.gaussian",
+    "dpaudit.mechanisms.builtins.geometric",
+    "dpaudit.mechanisms.builtins.histograms",
+    "dpaudit.mechanisms.builtins.laplace",
+    "dpaudit.mechanisms.builtins.marginals",
+    "dpaudit.mechanisms.builtins.marginals_buggy",
+    "dpaudit.mechanisms.builtins.noise",
+    "dpaudit.mechanisms.builtins.noisy_max",
+    "dpaudit.mechanisms.builtins.private_selection",
+    "dpaudit.mechanisms.builtins.randomized_response",
+    "dpaudit.mechanisms.builtins.sparse_vector",
+    "dpaudit.mechanisms.builtins.statistics",
     "dpaudit.mechanisms.transforms",
-    "dpaudit.mechanisms.tumult_adapters",
-    "dpaudit.mechanisms.tumult_analytics_adapters",
+    "dpaudit.mechanisms.adapters.opendp",
+    "dpaudit.mechanisms.adapters.pipelinedp",
+    "dpaudit.mechanisms.adapters.pydp",
+    "dpaudit.mechanisms.adapters.tumult_analytics",
+    "dpaudit.mechanisms.adapters.tumult_core",
 )
 
 

@@ -19,13 +19,13 @@ import math
 from typing import Any, Optional
 
 import numpy as np
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.laplace import laplace
+from dpaudit.mechanisms.builtins.laplace import laplace
+from dpaudit.mechanisms.builtins.randomized_response import randomized_response
 from dpaudit.mechanisms.neighbours import NeighbourCheck, as_rows
-from dpaudit.mechanisms.randomized_response import randomized_response
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 __all__ = [
     "compose",

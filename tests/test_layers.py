@@ -1,7 +1,8 @@
 """The layers import downward only, without cycles, and importing the core loads no optional library.
 
-The layers: the package `dpaudit` itself (the root `__init__.py`, which imports nothing of dpaudit),
-then mechanisms < attacks < audit < experiments, then modules beside the folders (`dpaudit.testing`).
+The layers: the package `dpaudit` itself (the root `__init__.py`, which imports nothing of dpaudit) with
+the project-wide errors and validation beside it (`dpaudit.errors`, `dpaudit.validation`), then
+mechanisms < attacks < audit < experiments, then modules beside the folders (`dpaudit.testing`).
 
 The import graph counts every import a module can run: at the top of the module, inside a function or
 a class, and `importlib.import_module("dpaudit…")` with a literal name; only imports under
@@ -21,6 +22,7 @@ from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = {"mechanisms": 0, "attacks": 1, "audit": 2, "experiments": 3}
+FOUNDATION = {"dpaudit.errors", "dpaudit.validation"}
 IMPORTERS = {"import_module", "__import__"}
 
 
@@ -132,8 +134,8 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def _layer(module: str) -> int:
     parts = module.split(".")
-    if len(parts) == 1:
-        return -1  # the root package
+    if len(parts) == 1 or module in FOUNDATION:
+        return -1  # the root package, and what every layer may raise and validate with
     return LAYERS.get(parts[1], len(LAYERS))
 
 

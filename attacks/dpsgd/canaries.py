@@ -23,10 +23,10 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.dpsgd.data import TrainingData
 from dpaudit.mechanisms.dpsgd.flat_model import FlatModel
 from dpaudit.mechanisms.dpsgd.trainer import Insertions
-from dpaudit.mechanisms.errors import InvalidParameterError
 
 __all__ = [
     "CANARY_KINDS",

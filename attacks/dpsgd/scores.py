@@ -24,10 +24,10 @@ from typing import Any, Callable
 import numpy as np
 from dpaudit.attacks.dpsgd.canaries import DPSGDCanaries
 from dpaudit.attacks.dpsgd.data_gradients import data_gradient_moments
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.data import TrainingData
 from dpaudit.mechanisms.dpsgd.flat_model import FlatModel
-from dpaudit.mechanisms.errors import InvalidParameterError
 
 __all__ = ["BLACK_BOX_SCORES", "THREATS", "black_box_scores", "canary_scores", "likelihood_ratio_sum", "white_box_scores"]
 

@@ -17,9 +17,9 @@ from dpaudit.attacks.dpsgd.canaries import (
 )
 from dpaudit.attacks.dpsgd.clip_reach import reaching_canaries
 from dpaudit.attacks.dpsgd.numeric_gradients import touched
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.dpsgd.hook import HookRecord
 from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
-from dpaudit.mechanisms.errors import InvalidParameterError
 
 __all__ = ["user_canaries"]
 

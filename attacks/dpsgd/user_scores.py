@@ -27,8 +27,8 @@ import numpy as np
 from dpaudit.attacks.dpsgd.canaries import DPSGDCanaries
 from dpaudit.attacks.dpsgd.numeric_gradients import loss_gradients
 from dpaudit.attacks.dpsgd.scores import likelihood_ratio_sum
+from dpaudit.errors import MechanismError
 from dpaudit.mechanisms.dpsgd.step_settings import StepSettings
-from dpaudit.mechanisms.errors import MechanismError
 
 __all__ = ["noise_scales", "user_white_box_scores"]
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_int, check_real
 
 __all__ = ["BIAS_KINDS", "BLOCK_ENTRIES", "column_biases", "sample_rows"]
 

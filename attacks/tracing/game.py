@@ -31,9 +31,9 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.attacks.one_run_game import one_run_game
 from dpaudit.attacks.tracing.data import sample_rows
 from dpaudit.attacks.tracing.scores import TracingScore
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Mechanism, Relation
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_int
+from dpaudit.validation import check_int
 
 __all__ = ["TracingScorer", "tracing_game"]
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_int
+from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_int
 
 __all__ = ["SCORE_KINDS", "TracingScore", "known_bias_score", "reference_score", "tardos_score"]
 

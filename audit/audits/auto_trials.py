@@ -26,8 +26,8 @@ from typing import Callable
 import numpy as np
 from dpaudit.audit.results import phases
 from dpaudit.audit.results.result import VIOLATION, AuditResult
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_int
+from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_int
 
 __all__ = [
     "AUTO",

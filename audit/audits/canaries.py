@@ -23,7 +23,7 @@ from dpaudit.attacks.canary import (
     sparse_canaries,
     vector_canaries,
 )
-from dpaudit.attacks.canary_scores import CanaryScorer, InnerProduct, OutputStatistic
+from dpaudit.attacks.canary_scores import CanaryScorer, InnerProduct, OutputStatistic, scorer_by_name
 from dpaudit.attacks.games import Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.attacks.one_run_game import one_run_game
@@ -32,10 +32,10 @@ from dpaudit.audit.audits.two_dataset import theory_upper_bound
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.execution.execution import Execution, in_process
 from dpaudit.audit.results.result import MembershipResult
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation, check_pair
-from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.records import BoxRecords, CategoryRecords, VectorRecords
-from dpaudit.mechanisms.validation import check_int
+from dpaudit.validation import check_int
 
 __all__ = ["CANARY_MODES", "DEFAULT_DIM", "audit_canaries", "audit_scores", "mechanism_subject"]
 
@@ -129,7 +129,7 @@ def audit_canaries(
     game: Game = MultiRun(),
     bound: Bound = Bound(),
     canary: str = "auto",
-    scorer: CanaryScorer | None = None,
+    scorer: str | CanaryScorer | None = None,
     dim: int | None = None,
     norm: float | None = None,
     seed: int = 0,
@@ -151,7 +151,8 @@ def audit_canaries(
     Args:
         mech: the mechanism.
         game, bound: the game played and how its scores are certified.
-        canary, scorer: how the game is played and scored (see above).
+        canary, scorer: how the game is played and scored (see above); `scorer` is a name, as on every entry
+            point ("inner-product", "black-box-sum", "black-box-norm", "black-box-max"), or a `CanaryScorer`.
         dim, norm: vector canaries' dimension and norm (default: the mechanism's).
         seed: one seed for the canaries, the game and the estimator.
         execution: in process only (the game draws in one vectorized call).
@@ -166,6 +167,7 @@ def audit_canaries(
     in_process(execution, owner)
     subject = mechanism_subject(mech)
     dim = None if dim is None else check_int(dim, "dim", owner)
+    scorer = scorer_by_name(scorer) if isinstance(scorer, str) else scorer
     if canary not in CANARY_MODES:
         raise InvalidParameterError(f"The canary mode must be one of {', '.join(CANARY_MODES)}; got {canary!r} instead.")
     if isinstance(game, OneRun) and canary not in ("auto", "fixed"):

@@ -41,12 +41,12 @@ from dpaudit.audit.execution.run_store import RunStore
 from dpaudit.audit.execution.runs import run_groups
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.audit.theory.upper_bound import upper_bound
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Claim, Relation
 from dpaudit.mechanisms.dpsgd.accounting import actual_event, claimed_event, pld_epsilon, rdp_epsilon
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_int
+from dpaudit.validation import check_int
 
 __all__ = ["DPSGDInterrupted", "audit_dpsgd"]
 

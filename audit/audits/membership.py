@@ -20,9 +20,9 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.certify import Bound, certify, certify_best
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.audit.theory.upper_bound import UpperBound
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Claim
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_int
+from dpaudit.validation import check_int
 
 __all__ = ["Played", "Subject", "check_game", "run_membership_audit", "seed_streams"]
 

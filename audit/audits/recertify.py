@@ -12,7 +12,7 @@ from dpaudit.audit.estimators.certify import Bound, certify
 from dpaudit.audit.estimators.intervals import Bands, RatioInterval
 from dpaudit.audit.results.result import AuditResult, MembershipResult, Result
 from dpaudit.audit.theory.upper_bound import UpperBound
-from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError
 
 __all__ = ["recertify"]
 

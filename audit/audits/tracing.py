@@ -37,10 +37,10 @@ from dpaudit.audit.audits.membership import Played, run_membership_audit
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.execution.execution import Execution, in_process
 from dpaudit.audit.results.result import MembershipResult
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms.errors import InvalidParameterError
 from dpaudit.mechanisms.transforms import copies
-from dpaudit.mechanisms.validation import check_int
+from dpaudit.validation import check_int
 
 __all__ = ["audit_tracing"]
 

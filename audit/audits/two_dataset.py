@@ -35,9 +35,9 @@ from dpaudit.audit.execution.progress import progress_of
 from dpaudit.audit.results.phases import Phases
 from dpaudit.audit.results.result import AuditResult
 from dpaudit.audit.theory.upper_bound import UpperBound, upper_bound
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Mechanism, check_pair
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
+from dpaudit.validation import check_delta, check_int, check_probability_open
 
 __all__ = ["INTERVALS", "audit_mechanism", "theory_upper_bound"]
 

@@ -33,8 +33,8 @@ from dpaudit.audit.estimators.projection import held_out_direction, projected_bo
 from dpaudit.audit.execution.backends import Backend, run_chunks
 from dpaudit.audit.execution.interrupted import Interrupted
 from dpaudit.audit.execution.runner import seeds
+from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.outputs import check_shape
 
 __all__ = ["Played", "Setting", "Streams", "play"]

@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def explain(exc: BaseException) -> tuple[int, str]:
     """Return the exit status and the sentence for an error that ended a command."""
-    from dpaudit.mechanisms.errors import DPAuditError, MechanismError
+    from dpaudit.errors import DPAuditError, MechanismError
 
     if isinstance(exc, MechanismError):
         return CRASH, str(exc)

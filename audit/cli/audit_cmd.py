@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from dpaudit.audit.execution.execution import Execution
     from dpaudit.audit.execution.interrupted import Interrupted
     from dpaudit.audit.execution.time_limit import Limit, TimeLimit, time_limit
-    from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
+    from dpaudit.errors import InvalidParameterError, MechanismError
 
     with user_output_to_stderr():
         mech = mechanism_of(args)
@@ -84,7 +84,7 @@ def _stopped_early(stop: Interrupted, limit: Limit, name: str, as_json: bool) ->
     Ctrl-C: 130. Time limit: 1 if those trials certify a violation, else 3 (the mechanism hung).
     """
     from dpaudit.audit.results.result import VIOLATION
-    from dpaudit.mechanisms.errors import MechanismError
+    from dpaudit.errors import MechanismError
 
     if stop.partial is None and limit.expired:
         raise MechanismError(f"Mechanism '{name}' did not finish within the --timeout of {limit.seconds:g} seconds.")

@@ -14,8 +14,8 @@ import math
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from dpaudit.audit.cli.common import Container
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
+from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_delta, check_epsilon, check_int, check_real
 
 if TYPE_CHECKING:
     from rich.table import Table

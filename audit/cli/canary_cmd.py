@@ -37,7 +37,7 @@ def _bound_delta(args: argparse.Namespace, scores: bool) -> float | None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the membership audit (the game the flags choose) on a mechanism or on saved scores."""
-    from dpaudit.mechanisms.errors import InvalidParameterError
+    from dpaudit.errors import InvalidParameterError
 
     check_output_paths(args)
     if (args.name is None) == (args.scores is None):
@@ -52,14 +52,13 @@ def run(args: argparse.Namespace) -> int:
         claim = None if args.epsilon is None else Claim(args.epsilon, args.delta or 0.0)
         result = audit_scores(observations, game=game, bound=bound, claim=claim, seed=args.seed, label=args.scores)
     else:
-        from dpaudit.attacks.canary_scores import scorer_by_name
         from dpaudit.audit.audits.canaries import audit_canaries
 
         game, bound = game_and_bound(args, GAME, delta=_bound_delta(args, False))
         with user_output_to_stderr():
             result = audit_canaries(
                 mechanism_of(args), game=game, bound=bound, canary=args.canary,
-                scorer=scorer_by_name(args.scorer) if args.scorer else None, dim=args.dim, norm=args.norm, seed=args.seed,
+                scorer=args.scorer, dim=args.dim, norm=args.norm, seed=args.seed,
             )
     return emit(result, args)
 

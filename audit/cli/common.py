@@ -99,7 +99,7 @@ def _parse_value(text: str) -> Any:
 
 def parse_params(pairs: Sequence[str] | None) -> dict[str, Any]:
     """Return the `--param k=v` pairs as a dict of parsed values."""
-    from dpaudit.mechanisms.errors import InvalidParameterError
+    from dpaudit.errors import InvalidParameterError
 
     params: dict[str, Any] = {}
     for pair in pairs or ():
@@ -112,7 +112,7 @@ def parse_params(pairs: Sequence[str] | None) -> dict[str, Any]:
 
 def load_attribute(reference: str) -> Any:
     """Return the object named by `module:attr`, or raise `UnknownMechanismError` saying why not."""
-    from dpaudit.mechanisms.errors import UnknownMechanismError
+    from dpaudit.errors import UnknownMechanismError
 
     module_name, _, attr = reference.partition(":")
     try:
@@ -134,8 +134,8 @@ def resolve_mechanism(
     claim); for `module:attr` (a `Mechanism`, or a factory returning one) they
     override the claim to test.
     """
+    from dpaudit.errors import InvalidParameterError, UnknownMechanismError
     from dpaudit.mechanisms.base import Mechanism
-    from dpaudit.mechanisms.errors import InvalidParameterError, UnknownMechanismError
     from dpaudit.mechanisms.registry import get_mechanism
 
     if ":" not in name:
@@ -161,7 +161,7 @@ def resolve_mechanism(
 
 def _call_factory(name: str, factory: Any, params: dict[str, Any]) -> Any:
     """Return factory(**params), or raise `UnknownMechanismError` when it is not a working factory."""
-    from dpaudit.mechanisms.errors import UnknownMechanismError
+    from dpaudit.errors import UnknownMechanismError
 
     try:
         return factory(**params)
@@ -175,7 +175,7 @@ def _call_factory(name: str, factory: Any, params: dict[str, Any]) -> Any:
 
 def mechanism_of(args: argparse.Namespace, params: dict[str, Any] | None = None) -> Mechanism:
     """Return the mechanism NAME names (or --command, or NAME run by --python), with --param, --epsilon and --delta applied."""
-    from dpaudit.mechanisms.errors import InvalidParameterError
+    from dpaudit.errors import InvalidParameterError
 
     if getattr(args, "external_command", None) or getattr(args, "python", None):
         return _external_of(args)
@@ -186,8 +186,8 @@ def mechanism_of(args: argparse.Namespace, params: dict[str, Any] | None = None)
 
 def _external_of(args: argparse.Namespace) -> Mechanism:
     """Return the mechanism of --command 'CMD ARGS', or of NAME (module:attr) run by the Python at --python."""
-    from dpaudit.mechanisms.errors import InvalidParameterError
-    from dpaudit.mechanisms.external import external, external_python
+    from dpaudit.errors import InvalidParameterError
+    from dpaudit.mechanisms.external.processes import external, external_python
 
     if args.epsilon is None:
         raise InvalidParameterError("A mechanism outside this Python needs --epsilon (and --delta): the claim to test.")
@@ -231,7 +231,7 @@ def add_external_arguments(parser: Container) -> None:
     """Add --command, --python, --d0 and --d1: a mechanism outside this Python, and the pair to audit it on."""
     parser.add_argument("--command", dest="external_command", metavar="'CMD ARGS'",
                         help="audit a program in any language that speaks dpaudit's external protocol"
-                             " (dpaudit.mechanisms.external; no NAME; --epsilon/--delta: its claim)")
+                             " (dpaudit.mechanisms.external.processes; no NAME; --epsilon/--delta: its claim)")
     parser.add_argument("--python", metavar="PATH",
                         help="run NAME (module:attr, importable from the current folder) with this Python, in its own"
                              " environment")
@@ -360,7 +360,7 @@ def game_and_bound(args: argparse.Namespace, flags: GameFlags | None, *, delta: 
     """
     from dpaudit.attacks.games import MultiRun, OneRun
     from dpaudit.audit.estimators.certify import Bound
-    from dpaudit.mechanisms.errors import InvalidParameterError
+    from dpaudit.errors import InvalidParameterError
 
     one_run = args.one_run
     if one_run and args.runs is not None:
@@ -382,7 +382,7 @@ def game_and_bound(args: argparse.Namespace, flags: GameFlags | None, *, delta: 
 
 def check_output_paths(args: argparse.Namespace) -> None:
     """Raise before any work when --save, --report, --out or --store names a place that cannot be written (one sentence)."""
-    from dpaudit.mechanisms.errors import InvalidParameterError
+    from dpaudit.errors import InvalidParameterError
 
     if getattr(args, "save", None):
         from dpaudit.attacks.observations import Observations
@@ -404,7 +404,7 @@ def check_output_paths(args: argparse.Namespace) -> None:
 
 def _check_file(path: str, flag: str) -> None:
     """Raise unless `path` can be a file written by `flag`: not a folder, in a folder that can be written or made."""
-    from dpaudit.mechanisms.errors import InvalidParameterError
+    from dpaudit.errors import InvalidParameterError
 
     if os.path.isdir(path):
         raise InvalidParameterError(f"{flag} needs a file name, and '{path}' is a folder.")
@@ -413,7 +413,7 @@ def _check_file(path: str, flag: str) -> None:
 
 def _check_writable(folder: str, flag: str) -> None:
     """Raise unless `folder`, or the nearest folder above it that exists, can be written to."""
-    from dpaudit.mechanisms.errors import InvalidParameterError
+    from dpaudit.errors import InvalidParameterError
 
     existing = os.path.abspath(folder)
     while not os.path.exists(existing):

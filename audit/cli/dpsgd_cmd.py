@@ -82,8 +82,8 @@ def _target(name: str) -> Any:
     """Return "dpaudit", "opacus", or the `UserTrainer` that `module:attr` names."""
     if ":" not in name:
         return name
+    from dpaudit.errors import UnknownMechanismError
     from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
-    from dpaudit.mechanisms.errors import UnknownMechanismError
 
     found = load_attribute(name)
     if not isinstance(found, UserTrainer):

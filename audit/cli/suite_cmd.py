@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     On Ctrl-C the rows finished so far are printed (and written) all the same, and the status is 130.
     """
     from dpaudit.audit.audits.suite import COLUMNS, cells, run_suite, select
-    from dpaudit.mechanisms.errors import InvalidParameterError
+    from dpaudit.errors import InvalidParameterError
     from rich.console import Console
     from rich.table import Table
 

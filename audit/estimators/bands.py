@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from dpaudit.mechanisms.validation import check_int, check_probability_open
+from dpaudit.validation import check_int, check_probability_open
 
 __all__ = [
     "DENSE",

@@ -30,8 +30,8 @@ from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound
 from dpaudit.audit.estimators.one_run.fdp import one_run_fdp_lower_bound
 from dpaudit.audit.estimators.thresholds import BestOf, ThresholdStrategy, threshold_lower_bound
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_delta, check_probability_open
+from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_delta, check_probability_open
 
 __all__ = ["ESTIMATORS", "MEMBERSHIP_ESTIMATORS", "Bound", "Estimator", "certify", "certify_best", "estimators_of"]
 

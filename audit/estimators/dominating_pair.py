@@ -69,7 +69,7 @@ import math
 from typing import Union
 
 import numpy as np
-from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError
 
 __all__ = [
     "DENSE",

@@ -21,8 +21,8 @@ from dpaudit.audit.estimators.dominating_pair import GaussianDP
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.thresholds import BestOf, ThresholdStrategy, select_threshold
 from dpaudit.audit.theory.profiles import gdp_epsilon
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
+from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_delta, check_int, check_probability_open
 
 __all__ = [
     "GDP_ASSUMPTION",

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Union
 
-from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError
 
 __all__ = ["INTERVALS", "Bands", "Interval", "RatioInterval", "TwoRates", "interval_named"]
 

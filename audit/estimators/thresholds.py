@@ -33,8 +33,8 @@ from dpaudit.audit.estimators.bands import calibrated_level, rate_band
 from dpaudit.audit.estimators.clopper_pearson import epsilon_objective, rate_upper_bound
 from dpaudit.audit.estimators.dominating_pair import ApproximateDP, Envelope, default_replicates, rank_test
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_delta, check_int, check_probability_open
+from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_delta, check_int, check_probability_open
 
 __all__ = [
     "DEFAULT_BONFERRONI_COUNT",

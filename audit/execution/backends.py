@@ -25,8 +25,8 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 from dpaudit.audit.execution.interrupted import Interrupted
 from dpaudit.audit.execution.runner import Progress, Task, run_batch, run_inline
-from dpaudit.mechanisms.errors import DPAuditError, InvalidParameterError, MechanismError
-from dpaudit.mechanisms.validation import check_int
+from dpaudit.errors import DPAuditError, InvalidParameterError, MechanismError
+from dpaudit.validation import check_int
 
 __all__ = [
     "BATCHES_PER_WORKER",

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable, Union
 
 from dpaudit.audit.execution.backends import Backend
-from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError
 
 __all__ = ["Execution", "ProgressSpec", "in_process"]
 

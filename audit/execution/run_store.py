@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from dpaudit.audit.estimators.lower_bound import jsonable
-from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError
 
 __all__ = ["RunStore"]
 

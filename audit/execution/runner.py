@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 from dpaudit.audit.execution.interrupted import Interrupted
-from dpaudit.mechanisms.errors import MechanismError
+from dpaudit.errors import MechanismError
 
 __all__ = ["Progress", "Task", "run_batch", "run_inline", "seeds"]
 

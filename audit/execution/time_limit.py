@@ -13,7 +13,7 @@ import dataclasses
 import signal
 from typing import Any, Iterator
 
-from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError
 
 __all__ = ["Limit", "TimeLimit", "time_limit"]
 

@@ -8,7 +8,7 @@ import io
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

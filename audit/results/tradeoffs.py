@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 from dpaudit.audit.theory.composition import kov_delta
 from dpaudit.audit.theory.profiles import epsilon_delta_tradeoff, gdp_tradeoff
-from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
+from dpaudit.validation import check_delta, check_epsilon, check_int
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
+from dpaudit.validation import check_delta, check_epsilon, check_int, check_real
 
 __all__ = ["amplified_epsilon", "poisson_subsampled", "shuffled_epsilon", "shuffling_condition", "smith_subsampled"]
 

@@ -9,7 +9,7 @@ import numpy as np
 from dpaudit.audit.theory.conversions import pure_to_rdp
 from dpaudit.audit.theory.event_pld import privacy_parameters_pld
 from dpaudit.audit.theory.roots import smallest_epsilon
-from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
+from dpaudit.validation import check_delta, check_epsilon, check_int, check_real
 
 __all__ = [
     "RDP_ORDERS",

@@ -6,8 +6,8 @@ import math
 from typing import Sequence
 
 import numpy as np
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_epsilon, check_real
+from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_epsilon, check_real
 
 __all__ = ["pure_to_rdp", "pure_to_zcdp", "rdp_to_dp", "zcdp_delta", "zcdp_to_dp", "zcdp_to_dp_simple"]
 

@@ -6,7 +6,7 @@ import math
 from typing import Callable
 
 import numpy as np
-from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int
+from dpaudit.validation import check_delta, check_epsilon, check_int
 
 __all__ = ["group_epsilon", "group_privacy"]
 

@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 from dpaudit.audit.theory.roots import smallest_epsilon
-from dpaudit.mechanisms.gaussian import analytic_sigma, classical_sigma, gdp_log_delta
-from dpaudit.mechanisms.validation import check_delta, check_epsilon, check_int, check_real
+from dpaudit.mechanisms.builtins.gaussian import analytic_sigma, classical_sigma, gdp_log_delta
+from dpaudit.validation import check_delta, check_epsilon, check_int, check_real
 
 __all__ = [
     "classical_gaussian_sigma",
@@ -59,7 +59,7 @@ def gdp_delta(*, epsilon: float, mu: float) -> float:
 
     Dong, Roth, Su, arXiv 1905.02383, Cor. 2.13; identical to the exact
     profile of the Gaussian mechanism with μ = Δ/σ (Balle & Wang, ICML 2018,
-    Thm 8). The formula lives in `dpaudit.mechanisms.gaussian.gdp_log_delta`.
+    Thm 8). The formula lives in `dpaudit.mechanisms.builtins.gaussian.gdp_log_delta`.
     """
     epsilon = check_epsilon(epsilon, "epsilon", "gdp_delta")
     mu = check_real(mu, "mu", "gdp_delta", low=0.0, low_open=True)
@@ -163,7 +163,7 @@ def gaussian_sigma(*, epsilon: float, delta: float, sensitivity: float = 1.0) ->
     """Return the smallest σ for which N(0, σ²) noise is (ε, δ)-DP: the analytic Gaussian mechanism.
 
     Balle & Wang, ICML 2018, Thm 8 and Alg. 1, rounded up; the calibration
-    is `dpaudit.mechanisms.gaussian.analytic_sigma`, the one the `gaussian`
+    is `dpaudit.mechanisms.builtins.gaussian.analytic_sigma`, the one the `gaussian`
     mechanism uses. Valid for every ε > 0, unlike `classical_gaussian_sigma`.
     """
     epsilon = check_real(epsilon, "epsilon", "gaussian_sigma", low=0.0, low_open=True)

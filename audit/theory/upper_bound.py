@@ -21,8 +21,8 @@ from dpaudit.audit.theory.composition import kov_epsilon
 from dpaudit.audit.theory.event_pld import event_pld, has_library_pld, non_private_pld, privacy_parameters_pld
 from dpaudit.audit.theory.group import group_epsilon
 from dpaudit.audit.theory.profiles import gdp_epsilon, laplace_epsilon, randomized_response_epsilon
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_delta, check_int
+from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_delta, check_int
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event

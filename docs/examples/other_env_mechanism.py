@@ -3,7 +3,7 @@
 Laplace noise of scale 1/ε on the sum of the data: ε-DP for records in
 [0, 1] under add/remove. It needs numpy only (not dpaudit):
 
-    from dpaudit.mechanisms.external import external_python
+    from dpaudit.mechanisms.external.processes import external_python
     mech = external_python("/path/to/other/venv/bin/python", "other_env_mechanism:laplace_sum",
                            epsilon=1.0, path=["docs/examples"])
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.dpsgd.data import DATASETS, DIGITS
 from dpaudit.mechanisms.dpsgd.models import LOGREG, MODELS
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_delta, check_int, check_real
+from dpaudit.validation import check_delta, check_int, check_real
 
 __all__ = ["ACCOUNTANT_RATE_FACTOR", "BATCHINGS", "BUGS", "DPSGDConfig"]
 

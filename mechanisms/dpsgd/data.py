@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError
 
 __all__ = ["DATASETS", "TrainingData", "load_data"]
 

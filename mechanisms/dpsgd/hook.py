@@ -24,9 +24,9 @@ from collections.abc import Iterator
 from typing import Any, Callable
 
 import numpy as np
+from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.dpsgd.opacus_target import OPACUS_HINT
 from dpaudit.mechanisms.dpsgd.torch_support import import_optional, import_torch
-from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 
 __all__ = ["HookRecord", "hooked_run", "watch"]
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable
 
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.dpsgd.flat_model import FlatModel
-from dpaudit.mechanisms.errors import InvalidParameterError
 
 __all__ = ["LinearStack"]
 

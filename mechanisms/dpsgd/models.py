@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.dpsgd.torch_support import import_torch
-from dpaudit.mechanisms.errors import InvalidParameterError
 
 __all__ = ["MODELS", "make_model"]
 

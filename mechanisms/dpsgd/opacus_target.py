@@ -18,13 +18,13 @@ import warnings
 from typing import Any
 
 import numpy as np
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.data import TrainingData
 from dpaudit.mechanisms.dpsgd.flat_model import FlatModel
 from dpaudit.mechanisms.dpsgd.models import make_model
 from dpaudit.mechanisms.dpsgd.torch_support import import_optional
 from dpaudit.mechanisms.dpsgd.trainer import Insertions, Trajectory
-from dpaudit.mechanisms.errors import InvalidParameterError
 
 __all__ = ["OpacusTrainer", "opacus_epsilon", "opacus_rate"]
 

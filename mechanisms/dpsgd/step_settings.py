@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from dpaudit.mechanisms.validation import check_real
+from dpaudit.validation import check_real
 
 __all__ = ["StepSettings"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from dpaudit.mechanisms.errors import DPAuditError
+from dpaudit.errors import DPAuditError
 
 __all__ = ["default_device", "import_optional", "import_torch"]
 

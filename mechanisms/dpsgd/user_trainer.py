@@ -35,12 +35,12 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
+from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.base import Claim
 from dpaudit.mechanisms.dpsgd.data import TrainingData
 from dpaudit.mechanisms.dpsgd.hook import HookRecord, hooked_run
 from dpaudit.mechanisms.dpsgd.step_settings import StepSettings
 from dpaudit.mechanisms.dpsgd.trainer import Insertions, Trajectory
-from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event

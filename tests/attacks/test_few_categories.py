@@ -7,7 +7,7 @@ from dpaudit.attacks.selection_budget import discrete_level
 from dpaudit.audit import audit_mechanism
 from dpaudit.audit.estimators.projection import projected_bound
 from dpaudit.mechanisms import blackbox, get_mechanism
-from dpaudit.mechanisms.sparse_vector import cut_off
+from dpaudit.mechanisms.builtins.sparse_vector import cut_off
 
 OUTCOMES = np.array([[0, 0], [0, 1], [1, 0]])
 

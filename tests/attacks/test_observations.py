@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
-from dpaudit.mechanisms.errors import DPAuditError
+from dpaudit.errors import DPAuditError
 
 
 def _random_obs(seed: int, size: int = 50) -> Observations:

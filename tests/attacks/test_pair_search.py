@@ -9,8 +9,8 @@ import pytest
 from dpaudit.attacks.pair_search import InputSpace, search_pair, split_patterns, statdp_patterns
 from dpaudit.audit import audit_mechanism
 from dpaudit.audit.estimators.projection import projected_bound
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms import blackbox, get_mechanism
-from dpaudit.mechanisms.errors import InvalidParameterError
 
 
 def search(mech, **kwargs):

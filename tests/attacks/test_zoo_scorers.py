@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from dpaudit.attacks.distinguish import candidate_scorers
 from dpaudit.attacks.output_scorers import CategoryLogRatio, Logistic, LowBitsLogRatio, quadratic_features
-from dpaudit.mechanisms.floating_point import as_bits
+from dpaudit.mechanisms.builtins.floating_point import as_bits
 from sklearn.linear_model import LogisticRegression
 
 

@@ -15,7 +15,7 @@ import pytest
 from dpaudit.audit.theory.amplification import poisson_subsampled, shuffled_epsilon, shuffling_condition, smith_subsampled
 from dpaudit.experiments import amplification_shuffling as shuffling
 from dpaudit.experiments.amplification_sampling import PAIR, subsampled_rr
-from dpaudit.mechanisms.randomized_response import keep_probability
+from dpaudit.mechanisms.builtins.randomized_response import keep_probability
 
 Z = 5.0
 REL = 1e-12

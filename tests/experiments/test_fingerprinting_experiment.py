@@ -13,7 +13,7 @@ import pytest
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.cli import main
 from dpaudit.experiments.fingerprinting import expected_linf_errors, harmonic
-from dpaudit.mechanisms.marginals import marginals_laplace, marginals_linf
+from dpaudit.mechanisms.builtins.marginals import marginals_laplace, marginals_linf
 
 Z = 5.0
 SEED = 20150

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.experiments.group_privacy import EPSILON, grid_laplace_sum, group_pair, worst_event_probability
-from dpaudit.mechanisms.randomized_response import randomized_response
+from dpaudit.mechanisms.builtins.randomized_response import randomized_response
 
 Z = 5.0
 DRAWS = 400_000

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from dpaudit.audit.theory.upper_bound import upper_bound
 from dpaudit.mechanisms import InvalidParameterError, check_pair, get_mechanism
-from dpaudit.mechanisms.canary_targets import clip_rows
+from dpaudit.mechanisms.builtins.canary_targets import clip_rows
 from dpaudit.mechanisms.registry import registration
 
 CORRECT = ["canary_gaussian_sum", "canary_laplace_sum", "canary_histogram", "canary_mean"]

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from dpaudit.audit import audit_mechanism
 from dpaudit.mechanisms import InvalidParameterError, MechanismError, UnknownMechanismError
-from dpaudit.mechanisms.external import ExternalMechanism, external, external_python, unit_sum_pair
+from dpaudit.mechanisms.external.processes import ExternalMechanism, external, external_python, unit_sum_pair
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="external mechanisms need a Unix system")
 
@@ -288,7 +288,7 @@ def test_a_process_that_ignores_the_end_of_its_input_is_killed_when_python_exits
     script.write_text(FAKE)
     user = (
         "import numpy as np, sys\n"
-        "from dpaudit.mechanisms.external import external\n"
+        "from dpaudit.mechanisms.external.processes import external\n"
         f"mech = external([sys.executable, {str(script)!r}, 'linger', {str(pidfile)!r}], epsilon=1.0)\n"
         "mech.sample(np.zeros(3), 4, np.random.default_rng(0))\n"  # exits without closing it
     )

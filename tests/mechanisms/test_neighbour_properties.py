@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from dpaudit.errors import NeighbourAnswerError
 from dpaudit.mechanisms import InvalidParameterError, blackbox, check_pair
 from dpaudit.mechanisms.datasets import records_of_pair
-from dpaudit.mechanisms.errors import NeighbourAnswerError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -6,12 +6,12 @@ import math
 
 import numpy as np
 import pytest
-from dpaudit.mechanisms.floating_point import as_bits, from_bits, full_precision_uniform
-from dpaudit.mechanisms.gaussian import gaussian_delta
-from dpaudit.mechanisms.marginals import linf_ball_noise
-from dpaudit.mechanisms.noise import discrete_gaussian, discrete_gaussian_delta, optimal_gamma, staircase_noise
-from dpaudit.mechanisms.private_selection import exponential_choice
-from dpaudit.mechanisms.sparse_vector import STOPPED, cut_off
+from dpaudit.mechanisms.builtins.floating_point import as_bits, from_bits, full_precision_uniform
+from dpaudit.mechanisms.builtins.gaussian import gaussian_delta
+from dpaudit.mechanisms.builtins.marginals import linf_ball_noise
+from dpaudit.mechanisms.builtins.noise import discrete_gaussian, discrete_gaussian_delta, optimal_gamma, staircase_noise
+from dpaudit.mechanisms.builtins.private_selection import exponential_choice
+from dpaudit.mechanisms.builtins.sparse_vector import STOPPED, cut_off
 from scipy import stats
 
 N = 200_000

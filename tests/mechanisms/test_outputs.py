@@ -9,8 +9,8 @@ import pytest
 from dpaudit.attacks.distinguish import distinct_outputs
 from dpaudit.attacks.features import common_dtype, row_keys
 from dpaudit.audit import audit_mechanism
+from dpaudit.errors import DPAuditError, MechanismError
 from dpaudit.mechanisms import blackbox
-from dpaudit.mechanisms.errors import DPAuditError, MechanismError
 from dpaudit.mechanisms.neighbours import unchecked
 from dpaudit.mechanisms.outputs import NONFINITE, check_outputs
 

@@ -14,7 +14,7 @@ pytest.importorskip("pipeline_dp")
 
 from dpaudit.audit.audits.two_dataset import audit_mechanism  # noqa: E402
 from dpaudit.mechanisms import InvalidParameterError, get_mechanism  # noqa: E402
-from dpaudit.mechanisms.pipelinedp_adapters import user_pair, users_differ_by_one  # noqa: E402
+from dpaudit.mechanisms.adapters.pipelinedp import user_pair, users_differ_by_one  # noqa: E402
 from dpaudit.mechanisms.registry import registration
 
 

@@ -14,8 +14,8 @@ pytest.importorskip("pydp")
 
 from dpaudit.audit.audits.two_dataset import audit_mechanism  # noqa: E402
 from dpaudit.mechanisms import InvalidParameterError, get_mechanism  # noqa: E402
-from dpaudit.mechanisms.floating_point import from_bits  # noqa: E402
-from dpaudit.mechanisms.gaussian import analytic_sigma  # noqa: E402
+from dpaudit.mechanisms.builtins.floating_point import from_bits  # noqa: E402
+from dpaudit.mechanisms.builtins.gaussian import analytic_sigma  # noqa: E402
 from dpaudit.mechanisms.registry import registration
 
 CORRECT = ["pydp_laplace", "pydp_laplace_bits", "pydp_gaussian", "pydp_count", "pydp_bounded_sum", "pydp_bounded_mean"]

@@ -9,11 +9,11 @@ import pytest
 from dpaudit.audit.theory.amplification import poisson_subsampled, shuffled_epsilon
 from dpaudit.audit.theory.profiles import gdp_epsilon, laplace_epsilon
 from dpaudit.audit.theory.upper_bound import upper_bound
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms import get_mechanism
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.gaussian import gaussian
-from dpaudit.mechanisms.laplace import laplace
-from dpaudit.mechanisms.randomized_response import randomized_response
+from dpaudit.mechanisms.builtins.gaussian import gaussian
+from dpaudit.mechanisms.builtins.laplace import laplace
+from dpaudit.mechanisms.builtins.randomized_response import randomized_response
 from dpaudit.mechanisms.transforms import compose, group, shuffle, subsample
 
 

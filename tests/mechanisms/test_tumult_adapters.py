@@ -23,8 +23,8 @@ import pytest
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.theory.conversions import zcdp_to_dp
 from dpaudit.mechanisms import InvalidParameterError, get_mechanism
-from dpaudit.mechanisms import tumult_adapters as ta
-from dpaudit.mechanisms.floating_point import from_bits
+from dpaudit.mechanisms.adapters import tumult_core as ta
+from dpaudit.mechanisms.builtins.floating_point import from_bits
 from dpaudit.mechanisms.registry import registration
 
 NAMES = ["tumult_gaussian", "tumult_gaussian_bits", "tumult_gaussian_count", "tumult_gaussian_sum", "tumult_gaussian_sum_bits",

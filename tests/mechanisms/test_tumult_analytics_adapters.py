@@ -24,11 +24,11 @@ import pytest
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.theory import upper_bound
 from dpaudit.mechanisms import InvalidParameterError, MechanismError, get_mechanism
-from dpaudit.mechanisms import tumult_analytics_adapters as taa
-from dpaudit.mechanisms.floating_point import from_bits
+from dpaudit.mechanisms.adapters import tumult_analytics as taa
+from dpaudit.mechanisms.builtins.floating_point import from_bits
+from dpaudit.mechanisms.builtins.statistics import present_records
 from dpaudit.mechanisms.outputs import NONFINITE
 from dpaudit.mechanisms.registry import registration
-from dpaudit.mechanisms.statistics import present_records
 
 CORRECT = ["tumult_analytics_average", "tumult_analytics_average_zcdp", "tumult_analytics_count", "tumult_analytics_count_zcdp",
            "tumult_analytics_grouped_count", "tumult_analytics_grouped_count_zcdp", "tumult_analytics_quantile",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms import get_mechanism
 from dpaudit.mechanisms.base import check_pair
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.noise import discrete_gaussian_delta, discrete_gaussian_sigma
-from dpaudit.mechanisms.statistics import local_sensitivity_of_median, median_distance
+from dpaudit.mechanisms.builtins.noise import discrete_gaussian_delta, discrete_gaussian_sigma
+from dpaudit.mechanisms.builtins.statistics import local_sensitivity_of_median, median_distance
 
 
 def test_median_distance_has_sensitivity_one() -> None:

@@ -119,7 +119,7 @@ def outcome_of(call: Callable[[], Any], epsilon: float | None = None) -> str:
     An audit without a claim has no verdict: its bound is compared with
     `epsilon`. What the audited code prints is kept off the test's output.
     """
-    from dpaudit.mechanisms.errors import InvalidParameterError
+    from dpaudit.errors import InvalidParameterError
 
     try:
         with contextlib.redirect_stdout(io.StringIO()):
@@ -170,7 +170,7 @@ def _per_output(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _two_dataset_mechanism(cell: dict[str, Any], epsilon: float, pair: tuple[Any, Any]) -> Any:
     from dpaudit.mechanisms import blackbox
-    from dpaudit.mechanisms.external import external_python
+    from dpaudit.mechanisms.external.processes import external_python
 
     fn = getattr(blind, cell["output"])
     claim = dict(epsilon=epsilon, delta=cell["claim_delta"], relation=cell["relation"], default_pair=pair)

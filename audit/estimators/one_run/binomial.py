@@ -39,8 +39,8 @@ from dpaudit.audit.estimators.one_run.rules import (
     make_guesses,
     rank_truth,
 )
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_delta, check_probability_open
+from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_delta, check_probability_open
 
 __all__ = ["largest_rejected", "one_run_epsilon", "one_run_lower_bound", "one_run_p_value", "rule_epsilon"]
 

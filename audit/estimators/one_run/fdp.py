@@ -36,7 +36,7 @@ from dpaudit.audit.estimators.gdp import check_gdp_delta, gdp_result
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.one_run.binomial import largest_rejected
 from dpaudit.audit.estimators.one_run.rules import GAME_REQUIREMENT, Guesses, best_of_guesses, check_rules, make_guesses, rank_truth
-from dpaudit.mechanisms.validation import check_probability_open
+from dpaudit.validation import check_probability_open
 
 __all__ = ["gdp_excess", "one_run_fdp_lower_bound", "one_run_fdp_mu"]
 

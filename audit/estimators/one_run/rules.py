@@ -31,8 +31,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from dpaudit.attacks.observations import Observations
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.validation import check_int
+from dpaudit.errors import InvalidParameterError
+from dpaudit.validation import check_int
 
 __all__ = [
     "GAME_REQUIREMENT",

@@ -8,7 +8,7 @@ from dpaudit.audit.audits.canaries import audit_canaries, audit_scores
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.estimators.one_run.rules import GUESS_FRACTIONS, default_errors_allowed, default_guess_counts
 from dpaudit.mechanisms import InvalidParameterError, blackbox, get_mechanism
-from dpaudit.mechanisms.canary_targets import canary_gaussian_sum
+from dpaudit.mechanisms.builtins.canary_targets import canary_gaussian_sum
 from dpaudit.mechanisms.records import VectorRecords
 from scipy.stats import binom
 

@@ -9,11 +9,11 @@ import pytest
 from dpaudit.attacks.dpsgd.clip_reach import LADDER, REACH
 from dpaudit.attacks.games import OneRun
 from dpaudit.audit.audits.dpsgd import audit_dpsgd
+from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms import Claim
 from dpaudit.mechanisms.dpsgd.accounting import pld_epsilon, poisson_event
 from dpaudit.mechanisms.dpsgd.data import load_data
 from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
-from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 
 sys.path.insert(0, str(Path(__file__).parents[3] / "docs" / "examples"))
 loops = importlib.import_module("numpy_dpsgd")

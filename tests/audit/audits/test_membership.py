@@ -9,7 +9,7 @@ from dpaudit.audit.audits.membership import Played, Subject, run_membership_audi
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.mechanisms import InvalidParameterError
 from dpaudit.mechanisms.base import Claim
-from dpaudit.mechanisms.canary_targets import canary_gaussian_sum
+from dpaudit.mechanisms.builtins.canary_targets import canary_gaussian_sum
 
 
 def _never_played(data_rng, game_rng):

@@ -13,8 +13,8 @@ from dpaudit.attacks.selection_budget import (
     split_budget,
 )
 from dpaudit.audit import audit_mechanism
+from dpaudit.errors import DPAuditError
 from dpaudit.mechanisms import InvalidParameterError, blackbox, get_mechanism
-from dpaudit.mechanisms.errors import DPAuditError
 
 
 def test_ratio_interval_refuses_approximate_dp():

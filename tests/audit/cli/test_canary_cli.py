@@ -54,7 +54,7 @@ def test_gdp_estimators_on_saved_scores_are_labelled(tmp_path, capsys):
 def test_mechanism_by_name_and_by_module_attr(capsys):
     assert main(["one-run", "canary_mean_noise_divided_twice", "--canaries", "300", "--json"]) == 1
     assert _json(capsys)["verdict"] == "violation"
-    assert main(["canary", "dpaudit.mechanisms.canary_targets:canary_gaussian_sum", "--param", "epsilon=8.0",
+    assert main(["canary", "dpaudit.mechanisms.builtins.canary_targets:canary_gaussian_sum", "--param", "epsilon=8.0",
                  "--epsilon", "8", "--runs", "2000", "--dim", "50", "--json"]) == 0
     data = _json(capsys)
     assert data["mechanism"] == "canary_gaussian_sum" and data["claim"]["epsilon"] == 8.0

@@ -11,7 +11,7 @@ from dpaudit.audit.estimators.thresholds import (
     error_counts,
     threshold_lower_bound,
 )
-from dpaudit.mechanisms.errors import DPAuditError
+from dpaudit.errors import DPAuditError
 from scipy.stats import binom, norm
 
 BETA = 0.025

@@ -124,7 +124,7 @@ def test_a_tabulated_size_costs_one_exact_evaluation(monkeypatch):
 
 @pytest.mark.parametrize("n, beta", [(0, 0.05), (10, 0.0), (10, 1.0), (2.5, 0.05)])
 def test_rate_band_refuses_bad_input_with_a_sentence(n, beta):
-    from dpaudit.mechanisms.errors import DPAuditError
+    from dpaudit.errors import DPAuditError
 
     with pytest.raises(DPAuditError):
         bands.rate_band(n, beta)

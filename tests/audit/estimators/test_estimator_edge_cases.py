@@ -10,7 +10,7 @@ from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound
 from dpaudit.audit.estimators.one_run.fdp import one_run_fdp_lower_bound
 from dpaudit.audit.estimators.one_run.rules import STOPPING_SHARE, default_errors_allowed, default_guess_counts
 from dpaudit.audit.estimators.thresholds import DEFAULT_BONFERRONI_COUNT, Bonferroni, threshold_lower_bound
-from dpaudit.mechanisms.errors import DPAuditError
+from dpaudit.errors import DPAuditError
 from scipy.stats import norm
 
 ESTIMATORS = [threshold_lower_bound, gdp_lower_bound, one_run_lower_bound, one_run_fdp_lower_bound]

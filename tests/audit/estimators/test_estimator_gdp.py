@@ -15,7 +15,7 @@ from dpaudit.audit.estimators.gdp import (
 )
 from dpaudit.audit.estimators.thresholds import Bonferroni, Split
 from dpaudit.audit.theory.profiles import gdp_epsilon
-from dpaudit.mechanisms.errors import DPAuditError
+from dpaudit.errors import DPAuditError
 from scipy.stats import binom, laplace, norm
 
 

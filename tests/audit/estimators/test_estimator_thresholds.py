@@ -17,7 +17,7 @@ from dpaudit.audit.estimators.thresholds import (
     tail_candidates,
     threshold_lower_bound,
 )
-from dpaudit.mechanisms.errors import DPAuditError
+from dpaudit.errors import DPAuditError
 from scipy.stats import binom, laplace
 
 

@@ -10,7 +10,7 @@ from dpaudit.attacks.sampling import chunk_sizes, per_chunk
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.execution.backends import BATCHES_PER_WORKER, MAX_BATCH, Backend, BackendError, batches, dask_client
 from dpaudit.audit.execution.progress import compact, trial_progress, wanted
-from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.registry import get_mechanism
 
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.execution.backends import NO_DASHBOARD, BackendError
+from dpaudit.errors import MechanismError
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms.errors import MechanismError
 from dpaudit.mechanisms.registry import get_mechanism
 
 distributed = pytest.importorskip("distributed")

@@ -10,7 +10,7 @@ import pytest
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.cli import main
 from dpaudit.audit.results.report import render_html, write_report
-from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.registry import get_mechanism
 
 

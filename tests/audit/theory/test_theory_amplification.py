@@ -17,7 +17,7 @@ from dpaudit.audit.theory import (
     smith_subsampled,
     upper_bound,
 )
-from dpaudit.mechanisms.errors import DPAuditError
+from dpaudit.errors import DPAuditError
 from scipy import stats
 
 

@@ -16,7 +16,7 @@ from dpaudit.audit.theory import (
     zcdp_to_dp,
     zcdp_to_dp_simple,
 )
-from dpaudit.mechanisms.errors import DPAuditError
+from dpaudit.errors import DPAuditError
 
 DELTA = 1e-5
 

@@ -21,8 +21,8 @@ from dpaudit.audit.theory import (
     randomized_response_delta,
     randomized_response_epsilon,
 )
-from dpaudit.mechanisms.errors import DPAuditError
-from dpaudit.mechanisms.gaussian import gdp_log_delta
+from dpaudit.errors import DPAuditError
+from dpaudit.mechanisms.builtins.gaussian import gdp_log_delta
 from scipy import integrate, stats
 
 

@@ -10,7 +10,7 @@ from dp_accounting import dp_event as de
 from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.privacy_accountant import NeighboringRelation
 from dpaudit.audit.theory import UpperBound, upper_bound
-from dpaudit.mechanisms.errors import DPAuditError
+from dpaudit.errors import DPAuditError
 from dpaudit.mechanisms.events import DiscreteGaussianDpEvent, EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
 from scipy import integrate, stats
 

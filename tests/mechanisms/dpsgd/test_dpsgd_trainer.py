@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 from dpaudit.attacks.dpsgd.canaries import DIRAC_SCALE, crafted_canaries, dirac_canaries, mislabelled_canaries
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.data import load_data
 from dpaudit.mechanisms.dpsgd.trainer import DPSGDTrainer, Insertions
-from dpaudit.mechanisms.errors import InvalidParameterError
 
 pytest.importorskip("torch")
 

@@ -6,9 +6,9 @@ import warnings
 
 import numpy as np
 import pytest
+from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.dpsgd.data import load_data
 from dpaudit.mechanisms.dpsgd.hook import hooked_run, watch
-from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 from scipy import stats
 
 torch = pytest.importorskip("torch")

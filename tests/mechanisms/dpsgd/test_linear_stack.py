@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.dpsgd.data import load_data
 from dpaudit.mechanisms.dpsgd.flat_model import FlatModel
 from dpaudit.mechanisms.dpsgd.linear_stack import LinearStack
-from dpaudit.mechanisms.errors import InvalidParameterError
 
 torch = pytest.importorskip("torch")
 

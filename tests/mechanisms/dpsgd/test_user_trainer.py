@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 from dpaudit.audit.audits.dpsgd import audit_dpsgd
+from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms import Claim
 from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
-from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 
 RNG = np.random.default_rng(0)
 X = np.hstack([RNG.uniform(0, 1, size=(200, 5)), np.zeros((200, 1))])  # feature 5 is unused: crafted canaries go there

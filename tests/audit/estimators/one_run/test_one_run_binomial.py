@@ -7,7 +7,7 @@ from dpaudit.audit.estimators.one_run.binomial import one_run_epsilon, one_run_l
 from dpaudit.audit.estimators.one_run.coupling import coupling_epsilon
 from dpaudit.audit.estimators.one_run.rules import Guesses
 from dpaudit.audit.theory.profiles import gdp_epsilon
-from dpaudit.mechanisms.errors import DPAuditError
+from dpaudit.errors import DPAuditError
 from scipy.special import expit
 from scipy.stats import binom, norm
 

@@ -5,7 +5,7 @@ import pytest
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound
 from dpaudit.audit.estimators.one_run.rules import Rules, check_rules, make_guesses, rank_truth
-from dpaudit.mechanisms.errors import DPAuditError
+from dpaudit.errors import DPAuditError
 from scipy.special import expit
 from scipy.stats import binom
 

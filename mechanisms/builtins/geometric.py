@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism
-from dpaudit.mechanisms.laplace import sum_pair
+from dpaudit.mechanisms.builtins.laplace import sum_pair
 from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 __all__ = ["discrete_laplace", "geometric"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
-from dpaudit.mechanisms.errors import InvalidParameterError
+from dpaudit.errors import InvalidParameterError
 
 __all__ = ["check_delta", "check_epsilon", "check_int", "check_probability_open", "check_real"]
 

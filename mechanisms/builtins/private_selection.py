@@ -3,7 +3,7 @@
 Data are query answers (utilities) of sensitivity 1; neighbours satisfy
 ‖d0 − d1‖∞ ≤ 1, the convention of StatDP (Ding et al., CCS 2018) and
 DP-Sniper (Bichsel et al., IEEE S&P 2021). Laplace report-noisy-max is in
-`dpaudit.mechanisms.noisy_max`. Default pairs are the patterns on which DP-Sniper
+`dpaudit.mechanisms.builtins.noisy_max`. Default pairs are the patterns on which DP-Sniper
 found the largest privacy loss: (1, …, 1) against (0, 2, …, 2) for the
 index, (0, …, 0) against (1, …, 1) for the released value.
 """
@@ -16,7 +16,7 @@ import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Sampler
 from dpaudit.mechanisms.neighbours import answers_within
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 __all__ = [
     "exponential_choice",

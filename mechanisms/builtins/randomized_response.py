@@ -8,7 +8,7 @@ import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.neighbours import categories_in
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_epsilon, check_int
+from dpaudit.validation import check_epsilon, check_int
 
 __all__ = ["keep_probability", "randomized_response"]
 

@@ -21,7 +21,7 @@ import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Sampler
 from dpaudit.mechanisms.neighbours import answers_within
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 from dpaudit.mechanisms.base import Mechanism
-from dpaudit.mechanisms.gaussian import analytic_sigma
-from dpaudit.mechanisms.marginals import (
+from dpaudit.mechanisms.builtins.gaussian import analytic_sigma
+from dpaudit.mechanisms.builtins.marginals import (
     check_marginals,
     gaussian_marginals_event,
     laplace_marginals_event,
     marginal_release,
 )
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 __all__ = ["marginals_exact", "marginals_gaussian_linf", "marginals_laplace_per_coordinate", "marginals_stale_rows"]
 

@@ -25,10 +25,10 @@ from typing import Callable, Optional
 
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
-from dpaudit.mechanisms.gaussian import analytic_sigma
+from dpaudit.mechanisms.builtins.gaussian import analytic_sigma
 from dpaudit.mechanisms.records import CategoryRecords, VectorRecords
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 __all__ = [
     "canary_gaussian_sum",

@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Claim, Mechanism
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.laplace import sum_pair
+from dpaudit.mechanisms.builtins.laplace import sum_pair
 from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_real
+from dpaudit.validation import check_real
 
 __all__ = ["analytic_sigma", "classical_sigma", "gaussian", "gaussian_classical_large_eps", "gaussian_delta", "gdp_log_delta"]
 

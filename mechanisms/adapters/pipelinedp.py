@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 __all__ = [
     "pipelinedp_count_sum",

@@ -42,14 +42,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.base import Mechanism, Relation
-from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
-from dpaudit.mechanisms.external import ExternalProcess, external_python
-from dpaudit.mechanisms.floating_point import as_bits
+from dpaudit.mechanisms.builtins.floating_point import as_bits
+from dpaudit.mechanisms.builtins.statistics import present_records
+from dpaudit.mechanisms.external.processes import ExternalProcess, external_python
 from dpaudit.mechanisms.neighbours import NeighbourCheck, answers_within
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.statistics import present_records
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event
@@ -72,7 +72,7 @@ __all__ = [
 
 ENVIRONMENT_VARIABLE = "DPAUDIT_TUMULT_PYTHON"
 GAUSSIAN_DELTA = 1e-5
-SIDE = Path(__file__).with_name("tumult_side.py")
+SIDE = Path(__file__).resolve().parents[1] / "scripts" / "tumult_side.py"
 DESCRIBE_TIMEOUT = 300.0  # seconds for Tumult to state its claim (importing Tumult Core; Spark for grouped counts)
 BATCH_TIMEOUT = 1800.0  # seconds for one batch: up to 250,000 outputs at up to ~0.7 ms each, Spark's start-up included
 
@@ -93,7 +93,7 @@ def environment_python(variable: str, folder: str) -> str | None:
     given = os.environ.get(variable)
     if given is not None:
         return given if given and _runnable(given) else None
-    for root in (Path.cwd(), Path(__file__).resolve().parents[1]):
+    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
         candidate = root / folder / "bin" / "python"
         if _runnable(candidate) and (root / folder / ".installed").is_file():
             return str(candidate)

@@ -88,11 +88,11 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from dpaudit.errors import InvalidParameterError, MechanismError, UnknownMechanismError
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
-from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError, UnknownMechanismError
 from dpaudit.mechanisms.neighbours import NeighbourCheck
 from dpaudit.mechanisms.outputs import check_outputs
-from dpaudit.mechanisms.validation import check_int
+from dpaudit.validation import check_int
 
 __all__ = ["DEFAULT_TIMEOUT", "SEED_BOUND", "ExternalMechanism", "ExternalProcess", "external", "external_python", "unit_sum_pair"]
 
@@ -102,7 +102,7 @@ SEED_BOUND = 2**31
 DEFAULT_TIMEOUT = 60.0
 """Seconds a process may take to answer one batch (its start-up included) before it is killed."""
 
-WORKER = Path(__file__).with_name("external_worker.py")
+WORKER = Path(__file__).resolve().parents[1] / "scripts" / "external_worker.py"
 GRACE = 1.0  # seconds a process gets to exit after its standard input is closed
 STDERR_KEPT = 4096  # bytes of standard error kept for error messages
 STDERR_SHOWN = 300  # characters of it shown in one

@@ -10,10 +10,10 @@ from typing import Optional
 
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.builtins.private_selection import exponential_choice
 from dpaudit.mechanisms.neighbours import NeighbourCheck, of_length, records_in
-from dpaudit.mechanisms.private_selection import exponential_choice
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 __all__ = [
     "clipped_mean",

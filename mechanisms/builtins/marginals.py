@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Callable, Optional
 
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
-from dpaudit.mechanisms.gaussian import analytic_sigma
+from dpaudit.mechanisms.builtins.gaussian import analytic_sigma
 from dpaudit.mechanisms.neighbours import of_length
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event

@@ -39,9 +39,8 @@ own.
 import os
 import sys
 
-# This file is loaded with its folder (dpaudit's mechanisms/) at the front of sys.path; that folder holds
-# modules named like standard or third-party ones (statistics, events, errors), so take it off again
-# before anything else is imported here.
+# This file is loaded with its folder (dpaudit's mechanisms/scripts/) at the front of sys.path; take it off
+# again before anything else is imported here, so no script of that folder shadows a module.
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 

@@ -23,7 +23,7 @@ the function raises), or, when it returns a numpy array of numbers (and
 and the array as LENGTH bytes of .npy, about 25 times faster than
 writing and reading the numbers as text. What the function prints goes to standard error,
 so that standard output carries replies only. The protocol itself is
-documented in dpaudit.mechanisms.external.
+documented in dpaudit.mechanisms.external.processes.
 """
 
 import importlib

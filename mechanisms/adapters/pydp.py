@@ -25,13 +25,13 @@ import importlib.util
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Claim, Mechanism
-from dpaudit.mechanisms.errors import InvalidParameterError
-from dpaudit.mechanisms.floating_point import as_bits
+from dpaudit.mechanisms.builtins.floating_point import as_bits
+from dpaudit.mechanisms.builtins.statistics import present_records
 from dpaudit.mechanisms.neighbours import answers_within
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.statistics import present_records
-from dpaudit.mechanisms.validation import check_real
+from dpaudit.validation import check_real
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event

@@ -1,7 +1,7 @@
 """Additive noise laws beyond Laplace and Gaussian: staircase, discrete Gaussian, truncated geometric.
 
 Each mechanism adds its noise to a sum of records in [0, Δ] (add/remove,
-modelled by a null record 0), like `dpaudit.mechanisms.laplace`; the default pair is
+modelled by a null record 0), like `dpaudit.mechanisms.builtins.laplace`; the default pair is
 one record 0 against Δ.
 """
 
@@ -11,11 +11,11 @@ import math
 
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism
-from dpaudit.mechanisms.geometric import discrete_laplace
-from dpaudit.mechanisms.laplace import sum_pair
+from dpaudit.mechanisms.builtins.geometric import discrete_laplace
+from dpaudit.mechanisms.builtins.laplace import sum_pair
 from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 __all__ = [
     "discrete_gaussian",

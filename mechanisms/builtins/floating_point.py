@@ -3,7 +3,7 @@
 Mironov, "On Significance of the Least Significant Bits for Differential
 Privacy", CCS 2012. Both release the exact double they compute, as its
 IEEE-754 bit pattern (uint64): the threat model in which the low bits are
-seen. (`dpaudit.mechanisms.laplace` releases a real number: ideal arithmetic.)
+seen. (`dpaudit.mechanisms.builtins.laplace` releases a real number: ideal arithmetic.)
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism
-from dpaudit.mechanisms.laplace import sum_pair
+from dpaudit.mechanisms.builtins.laplace import sum_pair
 from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_real
+from dpaudit.validation import check_real
 
 __all__ = ["as_bits", "from_bits", "full_precision_uniform", "naive_float_laplace", "snapping"]
 

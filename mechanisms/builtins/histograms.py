@@ -19,7 +19,7 @@ from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.neighbours import answers_within, categories_in
 from dpaudit.mechanisms.records import CategoryRecords
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 __all__ = ["histogram_wrong_sensitivity", "laplace_histogram", "noisy_hist", "noisy_hist_scale_epsilon"]
 

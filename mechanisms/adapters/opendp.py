@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism
-from dpaudit.mechanisms.laplace import sum_pair
+from dpaudit.mechanisms.builtins.laplace import sum_pair
 from dpaudit.mechanisms.neighbours import answers_within, records_in
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_real
+from dpaudit.validation import check_real
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event

@@ -11,7 +11,7 @@ import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism
 from dpaudit.mechanisms.neighbours import answers_within
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 __all__ = ["noisy_max_with_value", "report_noisy_max"]
 

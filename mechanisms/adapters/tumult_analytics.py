@@ -57,15 +57,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
+from dpaudit.errors import InvalidParameterError, MechanismError
+from dpaudit.mechanisms.adapters.tumult_core import environment_python
 from dpaudit.mechanisms.base import Mechanism, Relation
-from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
-from dpaudit.mechanisms.external import ExternalProcess, external_python
-from dpaudit.mechanisms.floating_point import as_bits
+from dpaudit.mechanisms.builtins.floating_point import as_bits
+from dpaudit.mechanisms.builtins.statistics import present_records
+from dpaudit.mechanisms.external.processes import ExternalProcess, external_python
 from dpaudit.mechanisms.neighbours import NeighbourCheck
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.statistics import present_records
-from dpaudit.mechanisms.tumult_adapters import environment_python
-from dpaudit.mechanisms.validation import check_int, check_real
+from dpaudit.validation import check_int, check_real
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 ENVIRONMENT_VARIABLE = "DPAUDIT_TUMULT_ANALYTICS_PYTHON"
 FOLDER = ".venv-tumult-analytics"
 GAUSSIAN_DELTA = 1e-5
-SIDE = Path(__file__).with_name("tumult_analytics_side.py")
+SIDE = Path(__file__).resolve().parents[1] / "scripts" / "tumult_analytics_side.py"
 BATCH_TIMEOUT = 3600.0  # seconds for one batch: up to 250,000 quantiles at ~5 ms each (Spark's start-up included)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism
 from dpaudit.mechanisms.neighbours import records_in
 from dpaudit.mechanisms.registry import register
-from dpaudit.mechanisms.validation import check_real
+from dpaudit.validation import check_real
 
 __all__ = ["laplace", "sum_pair"]
 
