@@ -110,7 +110,7 @@ def _default_candidates(mech: Mechanism, space: InputSpace | None, rng: np.rando
             f"Mechanism '{mech.name}' has no default pair to search around; give it one with "
             "blackbox(..., default_pair=(d0, d1)) (in Python, an InputSpace or candidates will do too)."
         )
-    if space is None or space.kind == "answers":
+    if (space is None or space.kind == "answers") and length >= 1:  # the patterns move answers: none on an empty dataset
         found += statdp_patterns(length) + split_patterns(length)
     if space is not None:
         found += _random_pairs(space, count, rng, insert=mech.claim.relation.value == "add-remove" and mech.null_record is None)

@@ -81,3 +81,11 @@ def test_pair_search_on_a_black_box_changes_one_record_only():
     assert res.verdict == "consistent"
     found = res.to_dict()["lower_bound"]["pair_search"]
     assert np.sum(np.asarray(found["d0"]) != np.asarray(found["d1"])) == 1
+
+
+def test_a_search_around_an_empty_default_pair_plays_it_without_answer_patterns() -> None:
+    # ([], [1.0]) is an add-remove pair of a mechanism with no answers to move: the search must not build
+    # StatDP's patterns on 0 answers (numpy's "negative dimensions" before this was fixed).
+    mech = blackbox(lambda data, rng, size: rng.laplace(size=size) + len(data), epsilon=1.0, default_pair=([], [1.0]))
+    d0, d1 = search(mech, budget=2000, seed=0)
+    assert (len(d0), len(d1)) == (0, 1)

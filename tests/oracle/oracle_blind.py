@@ -55,6 +55,16 @@ def string(data, rng):
     return ["red", "green", "blue"][int(rng.integers(3))]
 
 
+def string_many(data, rng, size):
+    """`string`, `size` outputs a call (the external protocol's form)."""
+    return [string(data, rng) for _ in range(size)]
+
+
+def big_integer_many(data, rng, size):
+    """`big_integer`, `size` outputs a call (the external protocol's form)."""
+    return [big_integer(data, rng) for _ in range(size)]
+
+
 def complex_number(data, rng, size):
     """A complex number."""
     return rng.normal(size=size) + 1j * rng.normal(size=size)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
+import inspect
 import io
 import itertools
 import os
@@ -163,8 +164,11 @@ def two_dataset_pair(kind: str, relation: str) -> tuple[Any, Any]:
 
 
 def _per_output(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Return `fn` as a function of (data, rng) giving one output a call, whether or not `fn` takes `size`."""
+    takes_size = "size" in inspect.signature(fn).parameters
+
     def one(data, rng):
-        return fn(data, rng, 1)[0]
+        return fn(data, rng, 1)[0] if takes_size else fn(data, rng)
     return one
 
 
@@ -174,8 +178,9 @@ def _two_dataset_mechanism(cell: dict[str, Any], epsilon: float, pair: tuple[Any
 
     fn = getattr(blind, cell["output"])
     claim = dict(epsilon=epsilon, delta=cell["claim_delta"], relation=cell["relation"], default_pair=pair)
-    if cell["target"] == "external":
-        return external_python(sys.executable, f"oracle_blind:{cell['output']}", path=[HERE], **claim)
+    if cell["target"] == "external":  # the protocol calls fn(data, rng, size=N)
+        name = cell["output"] if "size" in inspect.signature(fn).parameters else f"{cell['output']}_many"
+        return external_python(sys.executable, f"oracle_blind:{name}", path=[HERE], **claim)
     if cell["target"] == "per-output":
         return blackbox(_per_output(fn), **claim)
     if cell["target"] == "own-check":

@@ -44,6 +44,8 @@ def _needs(name: str, cell: dict) -> None:
         pytest.importorskip("opacus")
     if cell.get("workers"):
         pytest.importorskip("distributed")
+    if cell.get("target") == "external" and cell.get("output") == "complex_number":
+        pytest.skip("the external protocol carries what JSON holds: the worker refuses a complex output in one sentence")
 
 
 @pytest.mark.parametrize("case", _cells(_one_factor), ids=_id)
@@ -64,6 +66,8 @@ def test_the_all_pairs_grid_over_seeds_flags_at_most_its_level():
             except pytest.skip.Exception:
                 continue
             outcomes.append(ENTRIES[name].run(cell, seed, 0.0))
+            if outcomes[-1].startswith("error"):
+                outcomes[-1] += f" in {_id((name, cell))}, seed {seed}"
     errors = [o for o in outcomes if o.startswith("error")]
     played = [o for o in outcomes if o in ("consistent", "violation", "violation-under-assumption")]
     flagged = sum(o.startswith("violation") for o in played)
