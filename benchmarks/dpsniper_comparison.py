@@ -22,8 +22,9 @@ scikit-learn and tensorboard, `--dpsniper-python`), one row after the other
 with dpaudit's (`dpsniper_run.py`: its attack on the pair its DD-search
 chose, then its 2·10⁸-sample final estimate, on every core), and prints
 its bound, its seconds and the ratio of the two times. `--dpsniper-results
-FILE` keeps those measurements (written when DP-Sniper ran, read
-otherwise), so the table can be printed again without rerunning it.
+FILE` keeps those measurements (read first; each DP-Sniper run added as it
+ends), so the table can be printed again, or other rows run, without
+rerunning it.
 
 Run: PYTHONPATH=. python benchmarks/dpsniper_comparison.py [--trials N] [--seed S] [--seeds K] [--json]
      [--dpsniper PATH] [--dpsniper-results FILE] [--rows NAME,...]
@@ -88,23 +89,26 @@ def run_dpsniper(spec: dict, checkout: str, python: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def run(trials: int | None, seeds: range, confidence: float, rows: set[str] | None = None,
-        dpsniper: tuple[str, str] | None = None, measured: dict | None = None) -> list[dict]:
+def run(trials: int | None, seeds: range, confidence: float, rows: list[str] | None = None,
+        dpsniper: tuple[str, str] | None = None, measured: dict | None = None,
+        keep: pathlib.Path | None = None) -> list[dict]:
     """Return one row per case: ours (certified ε per seed, trials, mean seconds) beside DP-Sniper's number.
 
     Also the exact best expected bound at our held-out size (on the pair
     used, and over the patterns) where `best_achievable` knows the mechanism,
     and DP-Sniper's own run: measured now when `dpsniper` = (checkout,
-    python) is given (just before ours, on the same machine), else taken
-    from `measured`, else none.
+    python) is given (just before ours, on the same machine; each run added
+    to the JSON file `keep` as it ends), else taken from `measured`, else none.
     """
+    kept = dict(measured or {})
     out = []
-    for name, params, theirs, truth, budget, spec in CASES:
-        if rows and name not in rows:
-            continue
+    cases = [c for c in CASES if c[0] in rows] if rows else list(CASES)
+    for name, params, theirs, truth, budget, spec in sorted(cases, key=lambda c: rows.index(c[0]) if rows else 0):
         sniper = (measured or {}).get(name)
         if dpsniper and spec:
-            sniper = run_dpsniper(spec, *dpsniper)
+            sniper = kept[name] = run_dpsniper(spec, *dpsniper)
+            if keep:
+                keep.write_text(json.dumps(kept, indent=2))
         n = trials or budget
         mech = get_mechanism(name, epsilon=EPSILON, **params)
         audit_mechanism(mech, trials=10_000, seed=0, confidence=confidence, interval="ratio")  # imports, not timed
@@ -156,20 +160,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--seeds", type=int, default=1, help="number of seeds (default 1)")
     parser.add_argument("--confidence", type=float, default=0.9, help="DP-Sniper reports 90%% confidence")
-    parser.add_argument("--rows", default=None, help="comma-separated mechanisms to run (default: all)")
+    parser.add_argument("--rows", default=None, help="comma-separated mechanisms to run, in that order (default: all)")
     parser.add_argument("--dpsniper", metavar="PATH", default=None, help="a checkout of DP-Sniper: run it side by side")
     parser.add_argument("--dpsniper-python", default=sys.executable, help="the Python that runs DP-Sniper")
     parser.add_argument("--dpsniper-results", metavar="FILE", default=None,
-                        help="DP-Sniper's measurements: written when --dpsniper runs it, else read")
+                        help="DP-Sniper's measurements: read, and each run of --dpsniper added as it ends")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
     results = pathlib.Path(args.dpsniper_results) if args.dpsniper_results else None
-    measured = json.loads(results.read_text()) if results and results.exists() and not args.dpsniper else None
+    measured = json.loads(results.read_text()) if results and results.exists() else None
     rows = run(args.trials, range(args.seed, args.seed + args.seeds), args.confidence,
-               set(args.rows.split(",")) if args.rows else None,
-               (args.dpsniper, args.dpsniper_python) if args.dpsniper else None, measured)
-    if results and args.dpsniper:
-        results.write_text(json.dumps({r["mechanism"]: r["dpsniper_run"] for r in rows if r["dpsniper_run"]}, indent=2))
+               args.rows.split(",") if args.rows else None,
+               (args.dpsniper, args.dpsniper_python) if args.dpsniper else None, measured, results)
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
