@@ -23,6 +23,7 @@ from dpaudit.attacks.output_scorers import (
     NaiveBayes,
     Scorer,
 )
+from dpaudit.attacks.sorted_quantiles import sorted_quantile
 
 __all__ = [
     "FEW_CATEGORIES",
@@ -46,6 +47,7 @@ TAIL_GRID = 256
 SIMPLER_BY = 0.01
 FEW_CATEGORIES = 64
 FEW_MIN_COUNT = 10
+PREFIX_PER_CATEGORY = 2
 ATOMS = "atom-likelihood-ratio"
 
 
@@ -59,7 +61,8 @@ class DistinguishingTest:
 
     def rejects(self, outputs: np.ndarray) -> np.ndarray:
         """Return a boolean per output: True when the test guesses D1."""
-        return self.sign * self.scorer.score(outputs) > self.threshold
+        scores = self.scorer.score(outputs)
+        return (scores if self.sign > 0 else -scores) > self.threshold
 
     def describe(self) -> str:
         """Return a short human description of the rejection set."""
@@ -81,23 +84,27 @@ class Choice:
     samples: int
 
 
-def _threshold_grid(scores: np.ndarray) -> np.ndarray:
-    """Return candidate thresholds: every distinct score when few, else quantiles dense in both tails.
+def _threshold_grid(pooled: np.ndarray) -> np.ndarray:
+    """Return candidate thresholds of the sorted scores `pooled`: every distinct score when few, else quantiles dense in both tails.
 
     The quantile levels are geometric in the tail probability (from 1/n to 1/2
     on each side), since the best tests of tight mechanisms sit in the tails.
+    The quantiles are `numpy.quantile`'s, read off the sorted scores (`sorted_quantile`).
     """
-    distinct = np.unique(scores)
+    if len(pooled) and np.isnan(pooled[-1]):
+        distinct = np.unique(pooled)
+    else:
+        distinct = pooled[np.concatenate([[True], pooled[1:] != pooled[:-1]])] if len(pooled) else pooled
     if len(distinct) <= 2 * TAIL_GRID:
         return distinct
-    tail = np.geomspace(1.0 / len(scores), 0.5, TAIL_GRID)
-    return np.unique(np.quantile(scores, np.concatenate([tail, 1.0 - tail])))
+    tail = np.geomspace(1.0 / len(pooled), 0.5, TAIL_GRID)
+    return np.unique(sorted_quantile(pooled, np.concatenate([tail, 1.0 - tail])))
 
 
 def best_threshold(scorer: Scorer, out0: np.ndarray, out1: np.ndarray, objective: Objective) -> Choice:
     """Return the threshold and direction on `scorer` maximising `objective` on these samples."""
     s0, s1 = np.sort(scorer.score(out0)), np.sort(scorer.score(out1))
-    cuts = np.concatenate([[-np.inf], _threshold_grid(np.concatenate([s0, s1]))])
+    cuts = np.concatenate([[-np.inf], _threshold_grid(np.sort(np.concatenate([s0, s1])))])
     above0 = 1.0 - np.searchsorted(s0, cuts, side="right") / len(s0)
     above1 = 1.0 - np.searchsorted(s1, cuts, side="right") / len(s1)
     # sign +1: S = {score > t}: FPR = P0(S), FNR = 1 − P1(S); sign −1 swaps the roles.
@@ -178,8 +185,19 @@ def _max_categories(n: int) -> int:
 
 
 def is_discrete(out0: np.ndarray, out1: np.ndarray) -> bool:
-    """Return True for categories, and for numbers with few distinct values each seen several times on average."""
-    return is_categorical(out0) or distinct_outputs(out0, out1) <= _max_categories(len(out0) + len(out1))
+    """Return True for categories, and for numbers with few distinct values each seen several times on average.
+
+    When the first PREFIX_PER_CATEGORY · limit outputs of each sample already
+    show more distinct values than the limit, so do all of them: the answer
+    is False without counting the rest.
+    """
+    if is_categorical(out0):
+        return True
+    limit = _max_categories(len(out0) + len(out1))
+    head = PREFIX_PER_CATEGORY * (limit + 1)
+    if len(out0) > head and distinct_outputs(out0[:head], out1[:head]) > limit:
+        return False
+    return distinct_outputs(out0, out1) <= limit
 
 
 def select_test(

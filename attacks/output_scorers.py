@@ -12,6 +12,7 @@ from typing import Protocol
 
 import numpy as np
 from dpaudit.attacks.features import as_matrix, common_dtype, row_keys
+from dpaudit.attacks.sorted_quantiles import sorted_quantile
 
 __all__ = ["CategoryLogRatio", "Coordinate", "Logistic", "LowBitsLogRatio", "NaiveBayes", "Scorer", "quadratic_features"]
 
@@ -142,10 +143,9 @@ class NaiveBayes:
         x0, x1 = as_matrix(out0), as_matrix(out1)
         edges, ratios = [], []
         for j in range(x0.shape[1]):
-            pooled = np.concatenate([x0[:, j], x1[:, j]])
-            cuts = np.unique(np.quantile(pooled, np.linspace(0, 1, bins + 1)[1:-1]))
-            c0 = np.bincount(np.searchsorted(cuts, x0[:, j]), minlength=len(cuts) + 1)
-            c1 = np.bincount(np.searchsorted(cuts, x1[:, j]), minlength=len(cuts) + 1)
+            pooled = np.sort(np.concatenate([x0[:, j], x1[:, j]]))
+            cuts = np.unique(sorted_quantile(pooled, np.linspace(0, 1, bins + 1)[1:-1]))
+            c0, c1 = _bin_counts(cuts, x0[:, j]), _bin_counts(cuts, x1[:, j])
             edges.append(cuts)
             ratios.append(np.log((c1 + 0.5) / len(x1)) - np.log((c0 + 0.5) / len(x0)))
         return cls(tuple(edges), tuple(ratios))
@@ -156,6 +156,17 @@ class NaiveBayes:
         for j, (cuts, ratio) in enumerate(zip(self.edges, self.log_ratios)):
             total += ratio[np.searchsorted(cuts, x[:, j])]
         return total
+
+
+def _bin_counts(cuts: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Return `np.bincount(np.searchsorted(cuts, values), minlength=len(cuts) + 1)`, read off the sorted values.
+
+    Bin i holds the values in (cuts[i − 1], cuts[i]]: the differences of
+    how many sorted values are ≤ each cut (one binary search per cut
+    instead of one per value).
+    """
+    at_most = np.searchsorted(np.sort(values), cuts, side="right")
+    return np.diff(np.concatenate([[0], at_most, [len(values)]]))
 
 
 def _training_rows(out0: np.ndarray, out1: np.ndarray, max_rows: int) -> tuple[np.ndarray, np.ndarray]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 import numpy as np
 from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.datasets import records_of_pair
+from dpaudit.mechanisms.deferred_event import UNSUPPORTED, DeferredEvent
 from dpaudit.mechanisms.neighbours import NeighbourCheck, answer_of, by_relation, inserted, unchecked
 from dpaudit.mechanisms.outputs import check_outputs
 from dpaudit.mechanisms.records import RecordSpec
@@ -68,15 +69,26 @@ def _relation(value: object) -> Relation:
         ) from None
 
 
-def _unsupported_event() -> dp_event.DpEvent:
-    """Return dp_accounting's `UnsupportedDpEvent`, the event of a mechanism nothing is known about.
+class _EventField:
+    """The `event` field of a `Mechanism`: kept as given; a `DeferredEvent` is built on first read, then kept built.
 
-    dp_accounting takes a second to import, so it is imported here, when a
-    mechanism without an event is built, not when dpaudit is imported.
+    `Mechanism.declared_event()` reads it without building it. The default
+    (no event given) is `UNSUPPORTED`, deferred too.
     """
-    from dp_accounting import dp_event
 
-    return dp_event.UnsupportedDpEvent()
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.key = f"_{name}"
+
+    def __get__(self, mech: Any, owner: type | None = None) -> Any:
+        if mech is None:
+            return UNSUPPORTED
+        value = mech.__dict__[self.key]
+        if isinstance(value, DeferredEvent):
+            value = mech.__dict__[self.key] = value.build()
+        return value
+
+    def __set__(self, mech: Any, value: Any) -> None:
+        mech.__dict__[self.key] = value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +104,7 @@ class Mechanism:
             theory upper bound is computed from it. `UnsupportedDpEvent` when
             no analysis is known (the claim is then the only upper bound);
             `BrokenClaimDpEvent` for a known-broken variant (no upper bound).
+            May be given as a `DeferredEvent`, built when first read.
         default_pair: the worst-case neighbouring datasets known for it.
         neighbours: answers True or None when (d0, d1) are neighbours under
             the mechanism's relation, else False or a sentence saying why
@@ -108,7 +121,7 @@ class Mechanism:
     name: str
     sampler: Sampler
     claim: Claim
-    event: dp_event.DpEvent = dataclasses.field(default_factory=_unsupported_event)
+    event: dp_event.DpEvent | DeferredEvent = _EventField()
     default_pair: tuple[Any, Any] | None = None
     neighbours: NeighbourCheck | None = None
     null_record: Any = None
@@ -122,6 +135,10 @@ class Mechanism:
             raise InvalidParameterError(
                 f"The default_pair of mechanism '{self.name}' must be two datasets (d0, d1); got {pair!r:.60}."
             )
+
+    def declared_event(self) -> dp_event.DpEvent | DeferredEvent:
+        """Return the event as given, a `DeferredEvent` left unbuilt (reading `event` builds it, importing dp_accounting)."""
+        return self.__dict__["_event"]
 
     def sample(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
         """Return `size` outputs of the mechanism on `data` as an array (first axis = samples).

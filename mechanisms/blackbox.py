@@ -8,6 +8,7 @@ from typing import Any, Callable
 import numpy as np
 from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation, fresh_copy
+from dpaudit.mechanisms.deferred_event import UNSUPPORTED
 from dpaudit.mechanisms.neighbours import NeighbourCheck
 from dpaudit.mechanisms.records import BoxRecords, CategoryRecords, RecordSpec, VectorRecords
 
@@ -110,8 +111,6 @@ def blackbox(
     Raises:
         InvalidParameterError: on a bad claim or argument (one sentence).
     """
-    from dp_accounting import dp_event
-
     if records is not None and not isinstance(records, (VectorRecords, CategoryRecords, BoxRecords)):
         raise InvalidParameterError(
             "The 'records' parameter of blackbox must be a VectorRecords, CategoryRecords or BoxRecords; "
@@ -122,7 +121,7 @@ def blackbox(
         name=name or getattr(fn, "__name__", "blackbox"),
         sampler=sampler,
         claim=Claim(epsilon, delta, relation),
-        event=dp_event.UnsupportedDpEvent(),
+        event=UNSUPPORTED,
         default_pair=default_pair,
         neighbours=neighbours,
         null_record=null_record,

@@ -34,9 +34,10 @@ from dpaudit.audit.execution.interrupted import Interrupted
 from dpaudit.audit.execution.progress import progress_of
 from dpaudit.audit.results.phases import Phases
 from dpaudit.audit.results.result import AuditResult
-from dpaudit.audit.theory.upper_bound import UpperBound, upper_bound
+from dpaudit.audit.theory.upper_bound import UpperBound, claim_epsilon, upper_bound
 from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Mechanism, check_pair
+from dpaudit.mechanisms.deferred_event import is_unsupported
 from dpaudit.validation import check_delta, check_int, check_probability_open
 
 __all__ = ["INTERVALS", "audit_mechanism", "theory_upper_bound"]
@@ -51,15 +52,14 @@ def theory_upper_bound(mech: Mechanism, delta: float) -> UpperBound:
 
     A claim (ε, δ₀) bounds ε at δ ≥ δ₀ only (at larger δ, by the (ε, δ₀)
     region's ε(δ), Kairouz, Oh, Viswanath 2015, Thm 2.1); below δ₀ it
-    bounds nothing, and the upper bound is ∞.
+    bounds nothing, and the upper bound is ∞. A deferred event
+    (`dpaudit.mechanisms.deferred_event`) is read without being built where
+    the theory has its closed form.
     """
-    from dp_accounting import dp_event
-    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
-
-    if not isinstance(mech.event, dp_event.UnsupportedDpEvent):
-        return upper_bound(mech.event, delta=delta, relation=mech.claim.relation.value)
-    claimed = upper_bound(EpsilonDeltaDpEvent(mech.claim.epsilon, mech.claim.delta), delta=delta)
-    return UpperBound(claimed.epsilon, delta, "claim")
+    event = mech.declared_event()
+    if not is_unsupported(event):
+        return upper_bound(event, delta=delta, relation=mech.claim.relation.value)
+    return UpperBound(claim_epsilon(mech.claim.epsilon, mech.claim.delta, delta), delta, "claim")
 
 
 def _resolve_pair(mech: Mechanism, d0: Any, d1: Any, search: bool | InputSpace, *, objective: Objective, budget: int,

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
             f"Mechanism '{mech.name}' did not finish within the --timeout of {limit.seconds:g} seconds, "
             "before any held-out trial."
         ) from None
-    return emit(result, args, event=mech.event)
+    return emit(result, args, event=mech.event if args.report else None)  # only the report reads it (dp_accounting)
 
 
 def _load_audit_libraries() -> None:

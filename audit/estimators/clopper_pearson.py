@@ -18,17 +18,22 @@ GUARD_TOLERANCE = 1e-9
 def rate_upper_bound(count, n, beta):
     """Return the one-sided Clopper–Pearson upper confidence bound(s) at level 1 − beta.
 
-    `count` of `n` (arrays broadcast); 1 where count = n. Computed by
-    statsmodels, then checked with the forward incomplete beta function: the
-    inverse behind statsmodels (scipy's) loses accuracy at n ≳ 10⁸ with few
-    non-events and can return a value below the root, which would not be an
-    upper bound; there the root is found again by bisection.
+    `count` of `n` (arrays broadcast); 1 where count = n. The upper end of
+    statsmodels' `proportion_confint(count, n, alpha=2·beta, method="beta")`,
+    the (1 − beta) quantile of Beta(count + 1, n − count), computed by the
+    same scipy function it calls, without the lower end it would compute
+    too (`tests/audit/estimators/test_clopper_pearson.py` checks they agree
+    bit for bit). Then checked with the forward incomplete beta function:
+    the inverse loses accuracy at n ≳ 10⁸ with few non-events and can
+    return a value below the root, which would not be an upper bound; there
+    the root is found again by bisection.
     """
-    from statsmodels.stats.proportion import proportion_confint
+    from scipy.special import betainccinv
 
     count = np.asarray(count, dtype=float)
     n = np.asarray(n, dtype=float)
-    _, upper = proportion_confint(count, n, alpha=2 * beta, method="beta")
+    with np.errstate(invalid="ignore"):
+        upper = betainccinv(count + 1, n - count, beta)
     upper = np.where(count >= n, 1.0, np.nan_to_num(upper, nan=1.0))
     return _raise_to_root(count, n, beta, upper)
 

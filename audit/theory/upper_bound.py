@@ -22,15 +22,16 @@ from dpaudit.audit.theory.event_pld import event_pld, has_library_pld, non_priva
 from dpaudit.audit.theory.group import group_epsilon
 from dpaudit.audit.theory.profiles import gdp_epsilon, laplace_epsilon, randomized_response_epsilon
 from dpaudit.errors import InvalidParameterError
+from dpaudit.mechanisms.deferred_event import DeferredEvent
 from dpaudit.validation import check_delta, check_int
 
 if TYPE_CHECKING:
     from dp_accounting import dp_event
     from dp_accounting.privacy_accountant import NeighboringRelation
     from dpaudit.audit.theory.event_pld import PLD
-    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent, GroupDpEvent, ShuffledDpEvent
+    from dpaudit.mechanisms.events import GroupDpEvent, ShuffledDpEvent
 
-__all__ = ["UpperBound", "upper_bound"]
+__all__ = ["UpperBound", "claim_epsilon", "upper_bound"]
 
 Profile = Callable[[float], float]
 
@@ -55,7 +56,7 @@ class UpperBound:
         }
 
 
-def upper_bound(event: dp_event.DpEvent, *, delta: float, relation: str = "add-remove") -> UpperBound:
+def upper_bound(event: dp_event.DpEvent | DeferredEvent, *, delta: float, relation: str = "add-remove") -> UpperBound:
     """Return the smallest ε at `delta` that theory gives for `event` under `relation`.
 
     `relation` is "add-remove" or "replace-one". Conventions follow
@@ -64,23 +65,50 @@ def upper_bound(event: dp_event.DpEvent, *, delta: float, relation: str = "add-r
     randomized response is analysed for a change of its input (replace-one),
     which also bounds add/remove. `ShuffledDpEvent` is analysed for n users
     with one user's data changed. Unknown events give ε = inf with method
-    "unknown".
+    "unknown". A `DeferredEvent` of Laplace noise is answered without
+    building it (no dp_accounting import); any other is built first.
     """
     delta = check_delta(delta, "delta", "upper_bound")
-    profile, method = _epsilon_profile(event, relation=_relation(relation))
+    key = _relation_key(relation)
+    if isinstance(event, DeferredEvent):
+        laplace = _deferred_laplace(event, key)
+        if laplace is not None:
+            return UpperBound(epsilon=float(laplace(delta)), delta=delta, method="exact")
+        event = event.build()
+    profile, method = _epsilon_profile(event, relation=_relation(key))
     return UpperBound(epsilon=float(profile(delta)), delta=delta, method=method)
 
 
-def _relation(relation: object) -> NeighboringRelation:
-    from dp_accounting.privacy_accountant import NeighboringRelation
-
+def _relation_key(relation: object) -> str:
+    """Return the name of `relation` ("add-remove" or "replace-one"), or raise `InvalidParameterError`."""
     key = getattr(relation, "value", relation)
     if key not in _RELATIONS:
         choices = ", ".join(repr(name) for name in _RELATIONS)
         raise InvalidParameterError(
             f"The 'relation' parameter of upper_bound must be one of {choices}; got {relation!r} instead."
         )
-    return NeighboringRelation[_RELATIONS[key]]
+    return key
+
+
+def _relation(relation: object) -> NeighboringRelation:
+    from dp_accounting.privacy_accountant import NeighboringRelation
+
+    return NeighboringRelation[_RELATIONS[_relation_key(relation)]]
+
+
+def _deferred_laplace(event: DeferredEvent, relation: str) -> Profile | None:
+    """Return the exact profile of a deferred `LaplaceDpEvent` (`_laplace_profile`) without building it, else None."""
+    if event.kind != "LaplaceDpEvent":
+        return None
+    return _laplace_profile(event.field("noise_multiplier"), 2.0 if relation == "replace-one" else 1.0)
+
+
+def _laplace_profile(noise_multiplier: float, sensitivity: float) -> Profile | None:
+    """Return δ ↦ ε(δ) of Laplace noise `noise_multiplier` · C on a query of sensitivity `sensitivity` · C, or None at 0 noise."""
+    if not noise_multiplier > 0:
+        return None
+    eps0 = sensitivity / noise_multiplier
+    return lambda delta: laplace_epsilon(delta=delta, epsilon0=eps0)
 
 
 def _epsilon_profile(event: dp_event.DpEvent, *, relation: NeighboringRelation) -> tuple[Profile, str]:
@@ -108,18 +136,18 @@ def _poisson_special(event: dp_event.PoissonSampledDpEvent, relation: Neighborin
     return None if has_library_pld(event, relation) else _subsampled_profile(event, relation)
 
 
-def _claim_profile(event: EpsilonDeltaDpEvent) -> Profile:
-    """ε(δ) of the (ε0, δ0) region: RR with ε0 plus a δ0 atom (Kairouz, Oh, Viswanath, Thm 2.1)."""
+def claim_epsilon(epsilon: float, delta0: float, delta: float) -> float:
+    """Return ε(δ) at `delta` of a mechanism proven (`epsilon`, `delta0`)-DP: RR with ε0 plus a δ0 atom (Kairouz, Oh, Viswanath, Thm 2.1).
 
-    def profile(delta: float) -> float:
-        if delta < event.delta or not math.isfinite(event.epsilon):
-            return math.inf
-        if event.delta == 0.0 and delta == 0.0:
-            return float(event.epsilon)
-        rest = (delta - event.delta) / (1.0 - event.delta)
-        return min(float(event.epsilon), randomized_response_epsilon(delta=rest, epsilon0=event.epsilon))
-
-    return profile
+    ∞ below δ0 (the claim bounds nothing there) or for an infinite ε0.
+    """
+    delta = check_delta(delta, "delta", "claim_epsilon")
+    if delta < delta0 or not math.isfinite(epsilon):
+        return math.inf
+    if delta0 == 0.0 and delta == 0.0:
+        return float(epsilon)
+    rest = (delta - delta0) / (1.0 - delta0)
+    return min(float(epsilon), randomized_response_epsilon(delta=rest, epsilon0=epsilon))
 
 
 def _shuffled_profile(event: ShuffledDpEvent) -> Profile:
@@ -179,7 +207,8 @@ def _special_profiles() -> dict[type, Callable[[Any, NeighboringRelation], tuple
         dp_event.NonPrivateDpEvent: lambda event, relation: ((lambda d: math.inf), "non-private"),
         dp_event.UnsupportedDpEvent: lambda event, relation: ((lambda d: math.inf), "unknown"),
         BrokenClaimDpEvent: lambda event, relation: ((lambda d: math.inf), "unknown"),
-        EpsilonDeltaDpEvent: lambda event, relation: (_claim_profile(event), "claim-proof"),
+        EpsilonDeltaDpEvent: lambda event, relation: (
+            (lambda d: claim_epsilon(event.epsilon, event.delta, d)), "claim-proof"),
         ShuffledDpEvent: lambda event, relation: (_shuffled_profile(event), "shuffling-fmt"),
         GroupDpEvent: _group_profile,
         dp_event.PoissonSampledDpEvent: _poisson_special,
@@ -193,8 +222,7 @@ def _exact_profile(event: dp_event.DpEvent, relation: NeighboringRelation) -> Pr
 
     sensitivity = 2.0 if relation == NeighboringRelation.REPLACE_ONE else 1.0
     if isinstance(event, dp_event.LaplaceDpEvent) and event.noise_multiplier > 0:
-        eps0 = sensitivity / event.noise_multiplier
-        return lambda delta: laplace_epsilon(delta=delta, epsilon0=eps0)
+        return _laplace_profile(event.noise_multiplier, sensitivity)
     if isinstance(event, dp_event.RandomizedResponseDpEvent) and 0 < event.noise_parameter and event.num_buckets > 1:
         k = event.num_buckets
         eps0 = math.log1p(k * (1.0 - event.noise_parameter) / event.noise_parameter)

@@ -61,17 +61,43 @@ def cut_off(above: np.ndarray, c: int | None) -> np.ndarray:
     """Return the flags of a (size, m) boolean ⊤ matrix, queries after the c-th ⊤ marked STOPPED."""
     flags = above.astype(np.int8)
     if c is not None:
-        before = np.cumsum(above, axis=1) - above
+        before = np.cumsum(above, axis=1, dtype=np.int32) - above
         flags[before >= c] = STOPPED
     return flags
 
 
+def _noise_reaches(gap: np.ndarray, scale: float, rng: np.random.Generator, columns: np.ndarray | None = None,
+                   shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """Return one draw of [ν ≥ gap[..., columns]] per entry of `shape`, ν ~ Laplace(0, `scale`) independent: a uniform below the tail.
+
+    `columns` maps each query to its column of `gap` (queries with equal
+    answers share a column, so the tail is computed once per distinct answer);
+    None: every column, `shape` that of `gap`.
+
+    P[ν ≥ x] = ½e^{−x/b} for x ≥ 0, 1 − ½e^{x/b} below: the same law as
+    comparing a Laplace draw, at the cost of a uniform instead of a logarithm
+    (`tests/mechanisms/test_sparse_vector_sampler.py`).
+    """
+    shape = gap.shape if shape is None else shape
+    columns = slice(None) if columns is None else columns
+    x = gap / scale
+    half_tail = 0.5 * np.exp(-np.abs(x))
+    return rng.random(shape) < np.where(x >= 0, half_tail, 1.0 - half_tail)[..., columns]
+
+
 def _above(data: np.ndarray, size: int, rng: np.random.Generator, *, threshold: float, rho_scale: float,
            nu_scale: float) -> np.ndarray:
+    """Return the (size, m) ⊤ matrix [a_i + ν_i ≥ T + ρ]: ρ ~ Lap(`rho_scale`) per trial, ν_i ~ Lap(`nu_scale`) i.i.d.
+
+    Given ρ the ν_i are independent, so each flag is drawn from its
+    conditional law (`_noise_reaches`), its tail computed once per distinct answer.
+    """
     answers = np.asarray(data, dtype=float)
     rho = rng.laplace(0.0, rho_scale, (size, 1))
-    nu = rng.laplace(0.0, nu_scale, (size, len(answers))) if nu_scale > 0 else 0.0
-    return answers + nu >= threshold + rho
+    if nu_scale == 0:
+        return answers >= threshold + rho
+    distinct, columns = np.unique(answers, return_inverse=True)
+    return _noise_reaches(threshold + rho - distinct, nu_scale, rng, columns, (size, len(answers)))
 
 
 def _check(owner: str, epsilon: float, num_queries: int, cutoff: int, threshold: float) -> tuple[float, int, int, float]:
@@ -123,11 +149,10 @@ def sparse_vector_dwork_roth(
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         answers = np.asarray(data, dtype=float)
-        noisy = answers + rng.laplace(0.0, 4 * c / eps, (size, m))
         rho = rng.laplace(0.0, 2 * c / eps, size)
         above = np.empty((size, m), dtype=bool)
         for i in range(m):  # the threshold noise depends on earlier answers; loop over queries, not trials
-            above[:, i] = noisy[:, i] >= t + rho
+            above[:, i] = _noise_reaches(t + rho - answers[i], 4 * c / eps, rng)  # [a_i + ν_i ≥ t + ρ], ν_i ~ Lap(4c/ε)
             rho = np.where(above[:, i], rng.laplace(0.0, 2 * c / eps, size), rho)
         return cut_off(above, c)
 
