@@ -11,7 +11,8 @@ b·u of b ≥ a + C, a move of 2C. So the dataset holds, for each crafted
 canary b·e_j (label y), ADVERSARIES rows −a·e_j of the same label: at θ₀
 (logistic regression) their weight gradients are exactly opposite to the
 canary's, their bias gradients alike (small beside the weights when a is
-large). Magnitudes, chosen before the game from θ₀ of a probe run (outside
+large: a is at least large enough for a cosine of OPPOSED or less with the
+canary's gradient). Magnitudes, chosen before the game from θ₀ of a probe run (outside
 it): with C stated, each row's gradient norm reaches C (the clip binds as
 soon as one is sampled) and the canary's (ADVERSARIES + 1)·C (it outweighs
 all of them); without C, the canaries form the ladder of `clip_reach` and
@@ -29,12 +30,14 @@ from __future__ import annotations
 
 import numpy as np
 from dpaudit.attacks.dpsgd.canaries import DPSGDCanaries
-from dpaudit.attacks.dpsgd.clip_reach import reaching_canaries, reaching_magnitudes, target_norms
+from dpaudit.attacks.dpsgd.clip_reach import MAGNITUDES, reaching_canaries, target_norms
+from dpaudit.attacks.dpsgd.numeric_gradients import loss_gradients
 from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
 
 __all__ = ["ADVERSARIES", "adversarial_dataset"]
 
 ADVERSARIES = 10
+OPPOSED = -0.5  # a row's gradient at θ₀ has at most this cosine with its canary's
 
 
 def adversarial_dataset(trainer: UserTrainer, rng: np.random.Generator, *, ladder: bool) -> tuple[UserTrainer, DPSGDCanaries]:
@@ -55,9 +58,29 @@ def adversarial_dataset(trainer: UserTrainer, rng: np.random.Generator, *, ladde
     features = np.argmax(np.abs(canaries.x[opposed]), axis=1)
     labels = canaries.y[opposed]
     wanted = np.array([norms[i % len(norms)] for i in opposed]) / (ADVERSARIES + 1)
-    magnitudes = reaching_magnitudes(features, labels, wanted, data=trainer.user_data, theta0=theta0,
-                                     losses=trainer.losses, sign=-1.0)
+    magnitudes = _opposing_magnitudes(canaries, opposed, features, wanted, theta0, trainer)
     x = np.zeros((len(opposed) * ADVERSARIES, trainer.user_data.features), dtype=np.float32)
     rows = np.arange(len(x))
     x[rows, np.repeat(features, ADVERSARIES)] = -np.repeat(magnitudes, ADVERSARIES)
     return trainer.on_data(x, np.repeat(labels, ADVERSARIES)), canaries
+
+
+def _opposing_magnitudes(canaries: DPSGDCanaries, opposed: np.ndarray, features: np.ndarray, wanted: np.ndarray,
+                         theta0: np.ndarray, trainer: UserTrainer) -> np.ndarray:
+    """Return for each opposed canary the smallest grid magnitude a > 0 whose row −a·e_j reaches its wanted norm at θ₀
+    with a gradient of cosine at most OPPOSED with the canary's (the largest finite one on the grid when none does)."""
+    support = canaries.support
+    grads = loss_gradients(trainer.losses, theta0, canaries.x[opposed], canaries.y[opposed], support)
+    chosen = np.zeros(len(opposed))
+    for k, (feature, label) in enumerate(zip(features, canaries.y[opposed])):
+        for magnitude in MAGNITUDES[MAGNITUDES > 0]:
+            row = np.zeros((1, trainer.user_data.features))
+            row[0, feature] = -magnitude
+            if not np.isfinite(trainer.losses(theta0, row, np.array([label]))).all():
+                break
+            chosen[k] = magnitude
+            g = loss_gradients(trainer.losses, theta0, row, np.array([label]), support)[0]
+            norm = np.linalg.norm(g)
+            if norm >= wanted[k] and g @ grads[k] <= OPPOSED * norm * np.linalg.norm(grads[k]):
+                break
+    return chosen

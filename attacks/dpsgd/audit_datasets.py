@@ -28,7 +28,7 @@ from dpaudit.attacks.dpsgd.adversarial import ADVERSARIES, adversarial_dataset
 from dpaudit.attacks.dpsgd.canaries import CRAFTED, MISLABELLED, DPSGDCanaries
 from dpaudit.attacks.dpsgd.user_canaries import user_canaries
 from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
-from dpaudit.mechanisms.errors import MechanismError
+from dpaudit.mechanisms.errors import InvalidParameterError, MechanismError
 
 __all__ = ["ADVERSARIAL", "AUTO", "CANARIES_ONLY", "FEW_ROWS", "USER_DATA", "AuditDataset", "candidate_datasets",
            "user_dataset"]
@@ -49,8 +49,17 @@ class AuditDataset:
 
 def user_dataset(target: UserTrainer, dataset: str | int, kind: str, m: int, rng: np.random.Generator, *,
                  ladder: bool, dirac_target: str) -> AuditDataset:
-    """Return the dataset `dataset` names ("user", "canaries", "adversarial" or k rows drawn from `rng`) with its canaries."""
+    """Return the dataset `dataset` names ("user", "canaries", "adversarial" or k rows drawn from `rng`) with its canaries.
+
+    Raises:
+        InvalidParameterError: "adversarial" with canaries other than crafted ones.
+    """
     if dataset == ADVERSARIAL:
+        if kind != CRAFTED:
+            raise InvalidParameterError(
+                f"The adversarial dataset holds rows whose gradients oppose crafted canaries'; got {kind!r} canaries "
+                "(use canary='crafted', or another dataset)."
+            )
         trainer, canaries = adversarial_dataset(target, rng, ladder=ladder)
         label = f"adversarial: {ADVERSARIES} rows against each crafted canary ({trainer.data.rows} rows)"
         return AuditDataset(ADVERSARIAL, label, trainer, canaries)

@@ -66,15 +66,23 @@ def noise_scales(updates: np.ndarray) -> np.ndarray:
 
 def _projections(thetas: np.ndarray, updates: np.ndarray, canaries: DPSGDCanaries,
                  losses: Callable[..., np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Return the (T, m) projections of each update on each canary's gradient direction, and the gradient norms."""
+    """Return the (T, m) projections of each update on each canary's gradient direction, and the gradient norms.
+
+    Input canaries' gradients come from forward differences of the user's
+    losses on their support; coordinates on which no canary's gradient
+    moves at θ₀ of the run (another canary's, when one is played alone) are
+    dropped for the later steps, as `touched` drops the rest at θ₀.
+    """
     if canaries.gradients is not None:
         grads = canaries.gradients.astype(np.float64)
         norms = np.linalg.norm(grads, axis=1)
         return updates @ (grads / np.maximum(norms, TINY)[:, None]).T, np.broadcast_to(norms, (len(thetas), len(norms)))
-    support = canaries.support
-    steps = []
-    for theta, update in zip(thetas, updates):
-        grads = loss_gradients(losses, theta, canaries.x, canaries.y, support)
+    support, steps = canaries.support, []
+    for step, (theta, update) in enumerate(zip(thetas, updates)):
+        grads = loss_gradients(losses, theta, canaries.x, canaries.y, support, central=False)
+        if step == 0:
+            kept = np.abs(grads).max(axis=0) > 0
+            support, grads = support[kept], grads[:, kept]
         norms = np.linalg.norm(grads, axis=1)
         steps.append((grads @ update[support] / np.maximum(norms, TINY), norms))
     return np.stack([p for p, _ in steps]), np.stack([n for _, n in steps])

@@ -284,8 +284,7 @@ class MembershipResult(Result):
             ("assumption", self.assumption or "none"),
             ("canaries / guesses / correct", f"{self.canaries:,} / {self.guesses:,} / {self.correct:,}"),
             ("scorer", self.scorer),
-            *[(key.replace("_", " "), fmt(value) if isinstance(value, float) else str(value))
-              for key, value in self.attack.items()],
+            *_attack_rows(self.attack),
             *self._beside_rows(),
             ("verdict", verdict_text(self.verdict)),
             ("seed / seconds", f"{self.seed} / {self.seconds:.2f}"),
@@ -311,6 +310,23 @@ class MembershipResult(Result):
         from dpaudit.audit.results.score_report import score_figure
 
         return score_figure(self)
+
+
+def _attack_rows(attack: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Return the table rows of an attack's facts: one per fact, and one per item of a list of records (e.g. each screened arm)."""
+    rows = []
+    for key, value in attack.items():
+        name = key.replace("_", " ")
+        if isinstance(value, list) and value and all(isinstance(item, Mapping) for item in value):
+            rows += [(f"{name} {i + 1}", "; ".join(f"{k.replace('_', ' ')} {_text(v)}" for k, v in item.items()))
+                     for i, item in enumerate(value)]
+        else:
+            rows.append((name, _text(value)))
+    return rows
+
+
+def _text(value: Any) -> str:
+    return fmt(value) if isinstance(value, float) else str(value)
 
 
 def verdict_text(verdict: str | None) -> str:
