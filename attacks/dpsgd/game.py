@@ -66,7 +66,7 @@ class DPSGDGame:
                                    keep_iterates=self.threat == WHITE_BOX)
         if self.threat == WHITE_BOX and isinstance(trainer, UserTrainer):
             return user_white_box_scores(trajectory.iterates, self.canaries, losses=trainer.losses,
-                                         settings=trajectory.settings, rows=trajectory.rows)
+                                         settings=trajectory.settings, rows=trajectory.rows, data=trainer.data)
         return canary_scores(self.theta0, trajectory.iterates, self.canaries, threat=self.threat,
                              trainer=trainer, score=self.score)
 
