@@ -16,7 +16,10 @@ the statistic of step t is the update projected on u_t = g_t/‖g_t‖:
 - nothing stated: x_t = ⟨u_t, Δ_t⟩/s_t with s_t the step's noise scale
   estimated from the update itself (1.4826 × the median absolute deviation
   of its coordinates: most coordinates of a noisy update are noise), and
-  the score Σ_t x_t, which needs no setting.
+  the score Σ_t w_t·x_t, which needs no setting; w_t = min(1, ‖g_t‖/‖g_0‖)
+  weighs each step by the canary's gradient norm relative to the run's
+  first step (a matched filter for a shift that grows with the clipped
+  norm: a step where the canary's loss has fallen to 0 adds noise, no signal).
 
 Any score is sound input to the estimators; these only decide how much is certified.
 """
@@ -58,7 +61,8 @@ def user_white_box_scores(iterates: np.ndarray, canaries: DPSGDCanaries, *, loss
     updates = (iterates[:-1] - iterates[1:]).astype(np.float64)
     projections, norms, directions = _projections(iterates[:-1], updates, canaries, losses)
     if settings is None:
-        return (projections / noise_scales(updates)[:, None]).sum(axis=0)
+        weights = np.minimum(norms / np.maximum(norms[:1], TINY), 1.0)
+        return (weights * projections / noise_scales(updates)[:, None]).sum(axis=0)
     scale = settings.noise_multiplier * settings.clip_norm
     sums = projections * settings.sum_scale(rows)
     if data is not None and data.rows and directions is not None:
