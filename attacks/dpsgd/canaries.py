@@ -68,6 +68,14 @@ class DPSGDCanaries:
         """m, the number of canaries."""
         return len(self.gradients) if self.gradients is not None else len(self.y)
 
+    def only(self, index: int) -> DPSGDCanaries:
+        """Return canary `index` alone (its support: the coordinates all of them touch)."""
+        pick = slice(index, index + 1)
+        return dataclasses.replace(
+            self, x=None if self.x is None else self.x[pick], y=None if self.y is None else self.y[pick],
+            gradients=None if self.gradients is None else self.gradients[pick],
+            magnitudes=None if self.magnitudes is None else self.magnitudes[pick])
+
     def insertions(self, included: np.ndarray) -> Insertions:
         """Return the canaries marked in the boolean mask `included`, ready to put into a training run."""
         included = np.asarray(included, dtype=bool)

@@ -31,7 +31,7 @@ from dpaudit.attacks.dpsgd.canaries import CRAFTED, DPSGDCanaries
 from dpaudit.attacks.dpsgd.numeric_gradients import loss_gradients, touched
 from dpaudit.mechanisms.dpsgd.data import TrainingData
 
-__all__ = ["LADDER", "REACH", "reaching_canaries", "target_norms"]
+__all__ = ["LADDER", "REACH", "reaching_canaries", "reaching_magnitudes", "target_norms"]
 
 REACH = 2.0
 LADDER = (0.2, 2.0, 20.0)
@@ -44,8 +44,9 @@ def target_norms(clip_norm: float | None) -> tuple[float, ...]:
 
 
 def reaching_canaries(m: int, *, data: TrainingData, theta0: np.ndarray, clip_norm: float | None,
-                      losses: Callable[..., np.ndarray], rng: np.random.Generator, per_norm: bool) -> DPSGDCanaries:
-    """Return crafted canaries whose gradient norms at θ₀ reach `target_norms(clip_norm)`, and the coordinates they touch.
+                      losses: Callable[..., np.ndarray], rng: np.random.Generator, per_norm: bool,
+                      norms: tuple[float, ...] | None = None) -> DPSGDCanaries:
+    """Return crafted canaries whose gradient norms at θ₀ reach `norms` (default `target_norms(clip_norm)`), and the coordinates they touch.
 
     `per_norm`: one canary per target norm (the multi-run ladder, m ignored);
     else m canaries cycling over the target norms (one run). Canary i uses
@@ -55,21 +56,21 @@ def reaching_canaries(m: int, *, data: TrainingData, theta0: np.ndarray, clip_no
     unused = data.unused_features()
     if len(unused) == 0:  # no feature is free: the least used ones, so that few rows share the canary's weights
         unused = np.argsort(np.abs(data.x).max(axis=0), kind="stable")
-    norms = target_norms(clip_norm)
+    norms = target_norms(clip_norm) if norms is None else norms
     count = len(norms) if per_norm else m
     features = unused[np.arange(count) % len(unused)]
     labels = rng.integers(0, data.classes, size=count)
     wanted = np.array([norms[i % len(norms)] for i in range(count)])
-    magnitudes = _magnitudes(features, labels, wanted, data=data, theta0=theta0, losses=losses)
+    magnitudes = reaching_magnitudes(features, labels, wanted, data=data, theta0=theta0, losses=losses)
     x = np.zeros((count, data.features), dtype=np.float32)
     x[np.arange(count), features] = magnitudes
     return DPSGDCanaries(CRAFTED, x=x, y=labels, magnitudes=magnitudes,
                          support=touched(losses, theta0, x, labels))
 
 
-def _magnitudes(features: np.ndarray, labels: np.ndarray, wanted: np.ndarray, *, data: TrainingData,
-                theta0: np.ndarray, losses: Callable[..., np.ndarray]) -> np.ndarray:
-    """Return for each canary the smallest grid magnitude whose gradient norm at θ₀ reaches its wanted norm.
+def reaching_magnitudes(features: np.ndarray, labels: np.ndarray, wanted: np.ndarray, *, data: TrainingData,
+                        theta0: np.ndarray, losses: Callable[..., np.ndarray], sign: float = 1.0) -> np.ndarray:
+    """Return for each input sign·a·e_j (j in `features`) the smallest grid magnitude a whose gradient norm at θ₀ reaches its wanted norm.
 
     The grid is walked upwards, all canaries still searching at once (one
     pass of central differences per magnitude); a canary stops at the
@@ -81,7 +82,7 @@ def _magnitudes(features: np.ndarray, labels: np.ndarray, wanted: np.ndarray, *,
     searching = np.arange(len(features))
     for magnitude in MAGNITUDES:
         x = np.zeros((len(searching), data.features))
-        x[np.arange(len(searching)), features[searching]] = magnitude
+        x[np.arange(len(searching)), features[searching]] = sign * magnitude
         finite = np.isfinite(losses(theta0, x, labels[searching]))
         searching, x = searching[finite], x[finite]
         if len(searching) == 0:

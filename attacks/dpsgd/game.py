@@ -21,12 +21,17 @@ import numpy as np
 from dpaudit.attacks.dpsgd.canaries import DPSGDCanaries
 from dpaudit.attacks.dpsgd.scores import LOSS, WHITE_BOX, canary_scores
 from dpaudit.attacks.dpsgd.user_scores import user_white_box_scores
+from dpaudit.mechanisms.dpsgd.builtin_target import BUILTIN_TARGETS, DPAUDIT, OPACUS
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.data import load_data
 from dpaudit.mechanisms.dpsgd.torch_support import import_torch
 from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
 
 __all__ = [
+    "DPAUDIT",
+    "OPACUS",
+    "RUN_STREAM",
+    "SCREEN_STREAM",
     "TARGETS",
     "DPSGDGame",
     "group_size",
@@ -38,9 +43,9 @@ __all__ = [
     "resolve_trainer",
 ]
 
-DPAUDIT, OPACUS = "dpaudit", "opacus"
-TARGETS = (DPAUDIT, OPACUS)
+TARGETS = BUILTIN_TARGETS
 RUN_STREAM = 3  # runs use children (3, i) of the audit's SeedSequence; 0–2 are canaries, game, estimator
+SCREEN_STREAM = 4  # screening runs of candidate datasets use children (4, d, i)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +66,7 @@ class DPSGDGame:
                                    keep_iterates=self.threat == WHITE_BOX)
         if self.threat == WHITE_BOX and isinstance(trainer, UserTrainer):
             return user_white_box_scores(trajectory.iterates, self.canaries, losses=trainer.losses,
-                                         settings=trajectory.settings, rows=trajectory.rows)
+                                         settings=trajectory.settings, rows=trajectory.rows, data=trainer.data)
         return canary_scores(self.theta0, trajectory.iterates, self.canaries, threat=self.threat,
                              trainer=trainer, score=self.score)
 
@@ -100,9 +105,9 @@ def one_torch_thread() -> None:
     import_torch().set_num_threads(1)
 
 
-def _run_rng(seed: int, index: int) -> np.random.Generator:
-    """Return run `index`'s generator: child (RUN_STREAM, index) of `SeedSequence(seed)`."""
-    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(RUN_STREAM, index)))
+def _run_rng(seed: int, index: int, stream: tuple[int, ...] = (RUN_STREAM,)) -> np.random.Generator:
+    """Return run `index`'s generator: child (*stream, index) of `SeedSequence(seed)` (the game's runs: (RUN_STREAM, index))."""
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(*stream, index)))
 
 
 def multi_run_membership(runs: int, rng: np.random.Generator, canaries: int = 1) -> np.ndarray:
@@ -119,9 +124,10 @@ def multi_run_membership(runs: int, rng: np.random.Generator, canaries: int = 1)
     return rng.random((runs, canaries)) < 0.5
 
 
-def play_multi_run(game: DPSGDGame, index: int, member: Any, seed: int) -> np.ndarray:
+def play_multi_run(game: DPSGDGame, index: int, member: Any, seed: int,
+                   stream: tuple[int, ...] = (RUN_STREAM,)) -> np.ndarray:
     """Play run `index` of a multi-run game (its canaries in as `member` says); return the canaries' scores."""
-    return game.play(np.atleast_1d(member), _run_rng(seed, index))
+    return game.play(np.atleast_1d(member), _run_rng(seed, index, stream))
 
 
 def group_size(game: DPSGDGame) -> int:
@@ -131,17 +137,19 @@ def group_size(game: DPSGDGame) -> int:
     return resolve_trainer(game.config, game.target).group_size(keep_iterates=game.threat == WHITE_BOX)
 
 
-def play_multi_run_group(game: DPSGDGame, indices: Sequence[int], members: np.ndarray, seed: int) -> list[np.ndarray]:
+def play_multi_run_group(game: DPSGDGame, indices: Sequence[int], members: np.ndarray, seed: int,
+                         stream: tuple[int, ...] = (RUN_STREAM,)) -> list[np.ndarray]:
     """Play runs `indices` of a multi-run game (run i's canaries in as `members[i]` says); return their scores, in order.
 
     Each run draws from its own stream, so its scores do not depend on the
     group: dpaudit's trainer trains the group side by side, any other
-    target one run after the other.
+    target one run after the other. `stream` keys the runs' generators
+    (screening runs of candidate datasets use their own).
     """
     if game.target != DPAUDIT:
-        return [play_multi_run(game, i, members[i], seed) for i in indices]
+        return [play_multi_run(game, i, members[i], seed, stream) for i in indices]
     included = np.stack([np.atleast_1d(members[i]) for i in indices])
-    return list(game.play_side_by_side(included, [_run_rng(seed, i) for i in indices]))
+    return list(game.play_side_by_side(included, [_run_rng(seed, i, stream) for i in indices]))
 
 
 def play_one_run(game: DPSGDGame, included: np.ndarray, seed: int) -> np.ndarray:

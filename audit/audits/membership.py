@@ -18,7 +18,10 @@ import numpy as np
 from dpaudit.attacks.games import Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.certify import Bound, certify, certify_best
-from dpaudit.audit.results.result import MembershipResult
+from dpaudit.audit.estimators.lower_bound import LowerBound
+from dpaudit.audit.estimators.projected_runs import auc_mu, projected_runs
+from dpaudit.audit.execution.run_store import RunStore
+from dpaudit.audit.results.result import MembershipResult, refutes
 from dpaudit.audit.theory.upper_bound import UpperBound
 from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Claim
@@ -38,6 +41,7 @@ class Played:
     observations: Observations | tuple[Observations, ...]
     scorer: str
     attack: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    store: RunStore | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +80,7 @@ def run_membership_audit(
     seed: int,
     subject: Subject,
     play: Callable[[np.random.Generator, np.random.Generator], Played],
+    beside: str | None = None,
 ) -> MembershipResult:
     """Return the audit of `subject` by `game`, played by `play(data_rng, game_rng)` and certified as `bound` says.
 
@@ -83,6 +88,10 @@ def run_membership_audit(
     before a long training run). The bound is at `bound.delta`, else the
     claim's δ. Sound as `certify` is, given that `play` decides every
     canary's membership from its game stream independently of the scores.
+    `beside`: an estimator under an assumption (e.g. "gdp") whose bound is
+    reported next to an assumption-free one of a multi-run game at δ > 0,
+    with the runs an assumption-free audit would need if it held; it never
+    decides the verdict, and draws from the estimator stream after the verdict's bound.
     """
     check_game(game, bound, owner)
     seed = check_int(seed, "seed", owner, low=0)
@@ -97,8 +106,35 @@ def run_membership_audit(
         observations, attack["best_canary"] = observations[best], best
     else:
         lower = certify(observations, game, bound, delta=delta, rng=estimator_rng)
-    return MembershipResult(
+    assumed, projected = _beside(beside, played.observations, game, bound, lower, delta, estimator_rng, subject.claim)
+    result = MembershipResult(
         game=game.name, lower_bound=lower, scorer=played.scorer, seconds=time.perf_counter() - start, seed=seed,
         mechanism=subject.name, params=dict(subject.params), claim=subject.claim,
         upper_bound=subject.upper_bound(delta), observations=observations, attack=attack, game_spec=game, bound=bound,
+        beside=assumed, projected_runs=projected,
     )
+    if played.store:
+        played.store.write_result(result.to_dict())
+    return result
+
+
+def _beside(name: str | None, observations: Observations | tuple[Observations, ...], game: Game, bound: Bound,
+            lower: LowerBound, delta: float, rng: np.random.Generator,
+            claim: Claim | None) -> tuple[LowerBound | None, int | None]:
+    """Return the bound of estimator `name` on the same scores, and the runs an assumption-free audit would need if it held.
+
+    (None, None) unless `name` is given, the game is multi-run, δ > 0 and the
+    verdict's bound is assumption-free. Several arms are certified as
+    `certify_best` certifies them (each at β/K); the projection reads the
+    best arm's AUC (`projected_runs`).
+    """
+    if name is None or not isinstance(game, MultiRun) or delta == 0.0 or lower.assumption is not None:
+        return None, None
+    spec = dataclasses.replace(bound, estimator=name)
+    arms = observations if isinstance(observations, tuple) else (observations,)
+    best, assumed = certify_best(arms, game, spec, delta=delta, rng=rng) if len(arms) > 1 else \
+        (0, certify(arms[0], game, spec, delta=delta, rng=rng))
+    if claim is None or refutes(lower, claim):
+        return assumed, None
+    mu = auc_mu(arms[best])
+    return assumed, projected_runs(mu, claim_epsilon=claim.epsilon, delta=delta, confidence=bound.confidence)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Callable, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Union
 
 from dpaudit.audit.execution.backends import Backend
 from dpaudit.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    from dpaudit.audit.execution.run_store import RunStore
 
 __all__ = ["Execution", "ProgressSpec", "in_process"]
 
@@ -42,6 +45,18 @@ class Execution:
             )
         if self.resume and self.store is None:
             raise InvalidParameterError("Execution(resume=True) continues the runs of a results folder; give it store=.")
+
+    def run_store(self, setup: Mapping[str, Any]) -> RunStore | None:
+        """Return the results folder's store for an audit of `setup` (its fingerprint included), or None without `store`.
+
+        Raises:
+            InvalidParameterError: when resuming a folder that another audit's runs fill.
+        """
+        if self.store is None:
+            return None
+        from dpaudit.audit.execution.run_store import RunStore
+
+        return RunStore(self.store, setup, resume=self.resume)
 
     @property
     def backend(self) -> Backend:

@@ -21,12 +21,13 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
     from rich.table import Table
 
-__all__ = ["CONSISTENT", "VERDICTS", "VIOLATION", "VIOLATION_UNDER_ASSUMPTION", "AuditResult", "MembershipResult",
+__all__ = ["CONSISTENT", "VERDICTS", "VIOLATION", "VIOLATION_UNDER_ASSUMPTION", "VIOLATION_UNDER_GDP", "AuditResult", "MembershipResult",
            "Result", "refutes", "verdict_text"]
 
 VIOLATION = "violation"
 CONSISTENT = "consistent"
 VIOLATION_UNDER_ASSUMPTION = "violation-under-assumption"
+VIOLATION_UNDER_GDP = "violation under the GDP assumption"
 VERDICTS = (CONSISTENT, VIOLATION, VIOLATION_UNDER_ASSUMPTION)
 """The one verdict vocabulary of every audit: only an assumption-free bound above the claim is a "violation"."""
 
@@ -192,7 +193,10 @@ class MembershipResult(Result):
     `audit_scores`, or `recertify` under another bound). `attack` holds
     facts about the attack beyond the game (e.g. a tracing attack's rows,
     columns and true-positive rate); `game_spec` and `bound` are the game
-    played and how its scores were certified.
+    played and how its scores were certified. `beside` is a bound under an
+    assumption reported next to the assumption-free one (a DP-SGD audit's
+    GDP bound), never part of the verdict; `projected_runs` the runs an
+    assumption-free audit would need if that assumption held (a plan, not a bound).
     """
 
     game: str
@@ -201,6 +205,15 @@ class MembershipResult(Result):
     attack: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     game_spec: Game | None = None
     bound: Bound | None = None
+    beside: LowerBound | None = None
+    projected_runs: int | None = None
+
+    @property
+    def beside_verdict(self) -> str | None:
+        """Return "violation under the GDP assumption" when the GDP bound beside refutes the claim, else "consistent" (None without one)."""
+        if self.beside is None or self.claim is None:
+            return None
+        return VIOLATION_UNDER_GDP if refutes(self.beside, self.claim) else CONSISTENT
 
     @property
     def estimator(self) -> str:
@@ -249,7 +262,15 @@ class MembershipResult(Result):
             "verdict": self.verdict, "seconds": round(self.seconds, 4), "seed": self.seed,
             "meaning": self.lower_bound.meaning(),
             **({"attack": dict(self.attack)} if self.attack else {}),
+            **self._beside_dict(),
         }
+
+    def _beside_dict(self) -> dict[str, Any]:
+        """Return the JSON of the bound reported beside the verdict's (none when there is none)."""
+        if self.beside is None:
+            return {}
+        return {"beside": {"lower_bound": self.beside.to_dict(), "verdict": self.beside_verdict,
+                           "projected_runs": self.projected_runs}}
 
     def rows(self) -> list[tuple[str, str]]:
         """Return claim, bounds, estimator, evidence, verdict and provenance."""
@@ -263,11 +284,24 @@ class MembershipResult(Result):
             ("assumption", self.assumption or "none"),
             ("canaries / guesses / correct", f"{self.canaries:,} / {self.guesses:,} / {self.correct:,}"),
             ("scorer", self.scorer),
-            *[(key.replace("_", " "), fmt(value) if isinstance(value, float) else str(value))
-              for key, value in self.attack.items()],
+            *_attack_rows(self.attack),
+            *self._beside_rows(),
             ("verdict", verdict_text(self.verdict)),
             ("seed / seconds", f"{self.seed} / {self.seconds:.2f}"),
         ]
+
+    def _beside_rows(self) -> list[tuple[str, str]]:
+        """Return the rows of the bound reported beside the verdict's: its ε, what it says, the runs a proof would need."""
+        if self.beside is None:
+            return []
+        lb = self.beside
+        rows = [(f"beside: {lb.method}", f"ε = {lb.epsilon:.4f} at δ = {lb.delta:g}, confidence {lb.confidence:g} "
+                                         f"(assumes {lb.assumption}; not the verdict)"),
+                ("under that assumption", verdict_text(self.beside_verdict))]
+        if self.projected_runs is not None:
+            rows.append(("projected runs", f"about {self.projected_runs:,} runs would certify above the claim "
+                                           "without the assumption, if it held (a projection)"))
+        return rows
 
     def figure(self) -> Figure | None:
         """Return the IN/OUT score histograms and ROC curve (`score_figure`), or None when the scores were not kept."""
@@ -276,6 +310,23 @@ class MembershipResult(Result):
         from dpaudit.audit.results.score_report import score_figure
 
         return score_figure(self)
+
+
+def _attack_rows(attack: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Return the table rows of an attack's facts: one per fact, and one per item of a list of records (e.g. each screened arm)."""
+    rows = []
+    for key, value in attack.items():
+        name = key.replace("_", " ")
+        if isinstance(value, list) and value and all(isinstance(item, Mapping) for item in value):
+            rows += [(f"{name} {i + 1}", "; ".join(f"{k.replace('_', ' ')} {_text(v)}" for k, v in item.items()))
+                     for i, item in enumerate(value)]
+        else:
+            rows.append((name, _text(value)))
+    return rows
+
+
+def _text(value: Any) -> str:
+    return fmt(value) if isinstance(value, float) else str(value)
 
 
 def verdict_text(verdict: str | None) -> str:

@@ -5,7 +5,8 @@ step's parameters (θ₀ first), or the final ones with `iterates=False`.
 Parameters are the flat (64·10 weights, 10 biases) vector; the update is
 θ ← θ − lr·(Σ clipped + N(0, σ²C²I))/(q·n), or over a fixed `batch`. Bugs: "noise-unscaled" (noise σ
 instead of σ·C), "bias-unclipped" (biases left out of clipping),
-"no-clipping", "double-rate" (rows sampled at 2q, accounted at q).
+"no-clipping", "double-rate" (rows sampled at 2q, accounted at q), "batch-sum" (the batch's summed
+gradient clipped to C instead of each example's).
 
 `target` (correct) and `noise_unscaled` (σ instead of σ·C at C = 10) are
 ready to audit: σ = 2.1457, q = 0.1, 50 steps claim ε = 1.50 at δ = 1e-5.
@@ -53,6 +54,8 @@ def make_train(*, sigma: float, clip: float = 1.0, rate: float = 0.1, steps: int
             g = np.concatenate([(x[rows][:, :, None] * p[:, None, :]).reshape(len(rows), WEIGHTS), p], axis=1)
             if bug == "bias-unclipped":
                 g[:, :WEIGHTS] = _clip(g[:, :WEIGHTS], clip)
+            elif bug == "batch-sum":
+                g = _clip(g.sum(axis=0, keepdims=True), clip)
             elif bug != "no-clipping":
                 g = _clip(g, clip)
             noise = rng.normal(0.0, sigma if bug == "noise-unscaled" else sigma * clip, SIZE)

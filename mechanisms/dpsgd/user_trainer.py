@@ -52,7 +52,9 @@ OPACUS_NOTICES = ("Secure RNG turned off", "Full backward hook is firing")
 
 
 class UserTrainer:
-    """A training function, a loss function, the data and the claim they are audited against."""
+    """A training function, a loss function, the data and the claim they are audited against (a `DPSGDTarget`)."""
+
+    picks_dataset = True
 
     def __init__(self, *, train: Callable[..., Any], losses: Callable[..., Any], x: Any, y: Any, claim: Claim,
                  event: dp_event.DpEvent | None = None, name: str = "user_training", clip_norm: float | None = None,
@@ -71,6 +73,32 @@ class UserTrainer:
         self.data = self.user_data = TrainingData(name, x, y, int(y.max()) + 1)
 
     @property
+    def label(self) -> str:
+        """The name the report's attack gives the target: the trainer's name."""
+        return self.name
+
+    @property
+    def runner(self) -> UserTrainer:
+        """What a training run trains with: this trainer itself."""
+        return self
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """No settings to list: the user's code holds them."""
+        return {}
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        """No accounting facts beyond the user's claim."""
+        return {}
+
+    def identity(self) -> Any:
+        """Return what identifies this target for a run store's fingerprint: name, code, data, claim, event, settings."""
+        data = self.user_data
+        return {"name": self.name, "train": self.train_fn, "losses": self.losses_fn, "x": data.x, "y": data.y,
+                "claim": self.claim, "event": self.event, "settings": self.settings}
+
+    @property
     def clip_norm(self) -> float | None:
         """The stated clip norm C, or None."""
         return None if self.settings is None else self.settings.clip_norm
@@ -80,6 +108,13 @@ class UserTrainer:
         trainer = copy.copy(self)
         data = self.data
         trainer.data = TrainingData(data.name, data.x[rows], data.y[rows], data.classes)
+        return trainer
+
+    def on_data(self, x: np.ndarray, y: np.ndarray) -> UserTrainer:
+        """Return this trainer training on the rows (x, y) instead of its data (an auditor's dataset); probes keep the user's data."""
+        trainer = copy.copy(self)
+        trainer.data = TrainingData(self.data.name, np.asarray(x, dtype=np.float32), np.asarray(y, dtype=np.int64),
+                                    self.data.classes)
         return trainer
 
     def train(self, theta0: Any, insert: Insertions, rng: np.random.Generator, *,

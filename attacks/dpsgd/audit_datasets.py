@@ -1,0 +1,101 @@
+"""The datasets a user's loop is audited on, besides the canaries: the user's, a few rows, none, or adversarial rows.
+
+A DP claim holds for every dataset, so a lower bound on any pair of
+neighbouring datasets refutes it, and the auditor may pick the dataset on
+which a bug shows most (Nasr, Song, Thakurta, Papernot, Carlini, IEEE S&P
+2021). What each reveals:
+
+- "canaries" (the canaries alone, where the loop accepts an empty
+  dataset): no other example's gradient to hide the canary's, so any
+  excess of one example's effect (noise not scaled by C, parameters left
+  out of clipping, a sampling rate above the claimed one) shows in full;
+- FEW_ROWS of the user's rows: the same for a loop that needs data;
+- "adversarial" (`adversarial`): rows against each crafted canary, which
+  show clipping of a batch's sum instead of each example;
+- "user": the user's own data, as trained in practice (bugs that depend on
+  the data's gradients, e.g. on their norms).
+
+Every dataset is fixed before the game: rows drawn from the audit's data
+stream, adversarial rows from θ₀ of a probe run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from dpaudit.attacks.dpsgd.adversarial import ADVERSARIES, adversarial_dataset
+from dpaudit.attacks.dpsgd.canaries import CRAFTED, MISLABELLED, DPSGDCanaries
+from dpaudit.attacks.dpsgd.user_canaries import user_canaries
+from dpaudit.errors import InvalidParameterError, MechanismError
+from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
+
+__all__ = ["ADVERSARIAL", "AUTO", "CANARIES_ONLY", "FEW_ROWS", "USER_DATA", "AuditDataset", "candidate_datasets",
+           "user_dataset"]
+
+AUTO, USER_DATA, CANARIES_ONLY, ADVERSARIAL = "auto", "user", "canaries", "adversarial"
+FEW_ROWS = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class AuditDataset:
+    """One dataset a user's loop is audited on: its key (as `dataset=` names it), its label, the trainer on it, its canaries."""
+
+    key: str | int
+    label: str
+    trainer: UserTrainer
+    canaries: DPSGDCanaries
+
+
+def user_dataset(target: UserTrainer, dataset: str | int, kind: str, m: int, rng: np.random.Generator, *,
+                 ladder: bool, dirac_target: str) -> AuditDataset:
+    """Return the dataset `dataset` names ("user", "canaries", "adversarial" or k rows drawn from `rng`) with its canaries.
+
+    Raises:
+        InvalidParameterError: "adversarial" with canaries other than crafted ones.
+    """
+    if dataset == ADVERSARIAL:
+        if kind != CRAFTED:
+            raise InvalidParameterError(
+                f"The adversarial dataset holds rows whose gradients oppose crafted canaries'; got {kind!r} canaries "
+                "(use canary='crafted', or another dataset)."
+            )
+        trainer, canaries = adversarial_dataset(target, rng, ladder=ladder)
+        label = f"adversarial: {ADVERSARIES} rows against each crafted canary ({trainer.data.rows} rows)"
+        return AuditDataset(ADVERSARIAL, label, trainer, canaries)
+    n = target.data.rows
+    if dataset == CANARIES_ONLY:
+        trainer, label = target.on_rows(np.arange(0)), "the canaries alone"
+    elif dataset == USER_DATA or dataset >= n:
+        trainer, label = target, f"the user's data ({n} rows)"
+    else:
+        rows = np.sort(rng.choice(n, size=dataset, replace=False))
+        trainer, label = target.on_rows(rows), f"{dataset} of the user's {n} rows (drawn from the seed)"
+    return AuditDataset(dataset, label, trainer, user_canaries(kind, m, trainer, rng, ladder=ladder, target=dirac_target))
+
+
+def candidate_datasets(target: UserTrainer, kind: str, rng: np.random.Generator, *, dirac_target: str) -> list[AuditDataset]:
+    """Return the datasets `dataset="auto"` screens, each with its ladder of canaries: those that apply and train.
+
+    The canaries alone (not for mislabelled canaries, which are rows of the
+    data), FEW_ROWS rows, the adversarial rows (crafted canaries) and the
+    user's data. A dataset on which the loop fails in a probe run (outside
+    the game: all its canaries in, then none) is left out, e.g. the empty
+    one for a loop that cannot train on no rows.
+    """
+    keys = [*([CANARIES_ONLY] if kind != MISLABELLED else []), FEW_ROWS,
+            *([ADVERSARIAL] if kind == CRAFTED else []), USER_DATA]
+    made = [user_dataset(target, key, kind, 1, rng, ladder=True, dirac_target=dirac_target) for key in keys]
+    return [dataset for dataset in made if _trains(dataset, rng)]
+
+
+def _trains(dataset: AuditDataset, rng: np.random.Generator) -> bool:
+    """Return True when the loop trains on `dataset` with all its canaries in and with none (two probe runs)."""
+    probe_rng = np.random.default_rng(rng.integers(2**63))
+    try:
+        for included in (True, False):
+            mask = np.full(dataset.canaries.size, included)
+            dataset.trainer.train(None, dataset.canaries.insertions(mask), probe_rng, keep_iterates=False)
+    except MechanismError:
+        return False
+    return True

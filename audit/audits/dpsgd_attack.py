@@ -1,0 +1,103 @@
+"""The DP-SGD attack an audit plays: its canaries, the dataset they join, the runs, their scores, the report's facts.
+
+`DPSGDAttack.play(game, execution, data_rng, game_rng)` is the `play` of
+`run_membership_audit`: canaries (and for a user's loop the dataset, chosen
+or screened) from the data stream, membership from the game stream, runs
+seeded by the audit's seed, each finished run kept in the execution's run
+store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+from dpaudit.attacks.dpsgd.audit_datasets import AUTO, candidate_datasets, user_dataset
+from dpaudit.attacks.dpsgd.canaries import DIRAC, DPSGDCanaries, make_canaries
+from dpaudit.attacks.dpsgd.game import DPSGDGame, resolve_trainer
+from dpaudit.attacks.dpsgd.scores import WHITE_BOX
+from dpaudit.attacks.games import Game, OneRun
+from dpaudit.audit.audits.dpsgd_runs import multi_run, one_run
+from dpaudit.audit.audits.dpsgd_screening import screen
+from dpaudit.audit.audits.membership import Played
+from dpaudit.audit.estimators.certify import Bound
+from dpaudit.audit.execution.execution import Execution
+from dpaudit.audit.execution.fingerprint import fingerprint
+from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
+from dpaudit.mechanisms.dpsgd.target import DPSGDTarget
+
+__all__ = ["DPSGDAttack"]
+
+
+@dataclasses.dataclass(frozen=True)
+class DPSGDAttack:
+    """What the audit of `target` plays: canary kind and placement, threat, black-box score, dataset, seed, bound."""
+
+    target: DPSGDTarget
+    config: DPSGDConfig
+    canary: str
+    dirac_target: str
+    threat: str
+    scorer: str
+    dataset: str | int
+    seed: int
+    bound: Bound
+
+    def play(self, game: Game, execution: Execution, data_rng: np.random.Generator,
+             game_rng: np.random.Generator) -> Played:
+        """Play `game`; return its scores, the scorer's name and the attack's facts (dataset, canaries, screening)."""
+        one = isinstance(game, OneRun)
+        m = game.canaries if one else 1
+        runner, theta0, made, trained_on = self._setup(game, m, execution, data_rng, game_rng)
+        played = DPSGDGame(self.config, runner, made, theta0, self.threat, self.scorer)
+        data = resolve_trainer(self.config, runner).data
+        store = execution.run_store(self._fingerprinted(game, m, made, data, bool(trained_on)))
+        if one:
+            obs = one_run(played, m, game_rng, self.seed, store)
+        else:
+            obs = multi_run(played, game.runs, game_rng, self.seed, store, execution)
+        attack = {"target": self.target.label, "threat": self.threat, "canary": made.kind, "training_rows": data.rows,
+                  **trained_on, **_magnitudes(made), **self.target.facts}
+        kind = made.kind
+        name = f"{self.threat} {kind}" + (f" ({self.scorer})" if self.threat != WHITE_BOX and kind != DIRAC else "")
+        return Played(obs, name, attack, store)
+
+    def _setup(self, game: Game, m: int, execution: Execution, data_rng: np.random.Generator,
+               game_rng: np.random.Generator) -> tuple[Any, np.ndarray | None, DPSGDCanaries, dict[str, Any]]:
+        """Return the runner, θ₀ (None: a user's loop starts where its code starts), the canaries and the dataset's facts."""
+        ladder = not isinstance(game, OneRun)
+        if not self.target.picks_dataset:
+            trainer = resolve_trainer(self.config, self.target.runner)
+            theta0 = trainer.model.initial(data_rng).cpu().numpy()
+            made = make_canaries(self.canary, m, model=trainer.model, data=trainer.data, theta0=theta0,
+                                 clip_norm=self.config.clip_norm, rng=data_rng, target=self.dirac_target)
+            return self.target.runner, theta0, made, {}
+        if self.dataset != AUTO:
+            chosen = user_dataset(self.target, self.dataset, self.canary, m, data_rng, ladder=ladder,
+                                  dirac_target=self.dirac_target)
+            return chosen.trainer, None, chosen.canaries, {"dataset": chosen.label}
+        candidates = candidate_datasets(self.target, self.canary, data_rng, dirac_target=self.dirac_target)
+        delta = self.bound.delta_for(self.target.claim.delta)
+        found = screen(candidates, config=self.config, threat=self.threat, scorer=self.scorer, runs=game.runs,
+                       game_rng=game_rng, estimator_rng=np.random.default_rng(data_rng.integers(2**63)), seed=self.seed,
+                       execution=execution, bound=self.bound, delta=delta)
+        facts = {"dataset": found.dataset.label, "dataset_choice": "auto: the arm of highest AUC on screening runs",
+                 "datasets_played": [c.label for c in candidates], "screening": list(found.arms)}
+        return found.dataset.trainer, None, found.dataset.canaries.only(found.arm), facts
+
+    def _fingerprinted(self, game: Game, m: int, made: DPSGDCanaries, data: Any, dataset: bool) -> dict[str, Any]:
+        """Return the run store's setup: everything that determines the runs, with their fingerprint."""
+        one = isinstance(game, OneRun)
+        setup = {"config": self.config.to_dict(), "target": self.target.label, "canary": self.canary,
+                 "dirac_target": self.dirac_target, "threat": self.threat, "score": self.scorer, "one_run": one,
+                 "runs": 1 if one else game.runs, "canaries": m, "seed": self.seed,
+                 **({"dataset": self.dataset} if dataset else {})}
+        setup["fingerprint"] = fingerprint(setup=setup, target=self.target.identity(), canaries=made,
+                                           trained_on=(data.x, data.y), game=game)
+        return setup
+
+
+def _magnitudes(made: DPSGDCanaries) -> dict[str, Any]:
+    """Return the crafted canaries' magnitudes for the result, when chosen to reach the clip norm."""
+    return {} if made.magnitudes is None else {"canary_magnitudes": [float(a) for a in made.magnitudes]}

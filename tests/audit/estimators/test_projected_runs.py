@@ -1,0 +1,41 @@
+"""The runs an assumption-free audit would need if the scores were μ-GDP, and the AUC point estimate of μ."""
+
+import numpy as np
+import pytest
+from dpaudit.attacks.observations import Observations
+from dpaudit.audit.estimators.projected_runs import _certified, auc_mu, projected_runs
+from dpaudit.audit.theory.profiles import gdp_epsilon
+from scipy.stats import norm
+
+
+def _grid_scores(mu: float, n: int) -> Observations:
+    """Two unit Gaussians μ apart, as exact quantiles of an even grid (no sampling noise)."""
+    q = norm.ppf((np.arange(n) + 0.5) / n)
+    return Observations(np.concatenate([q + mu, q]), np.concatenate([np.ones(n, bool), np.zeros(n, bool)]))
+
+
+@pytest.mark.parametrize("mu", [0.3, 1.0, 2.0])
+def test_auc_mu_recovers_the_shift_of_two_unit_gaussians(mu):
+    assert auc_mu(_grid_scores(mu, 4000)) == pytest.approx(mu, abs=0.02)
+
+
+def test_auc_mu_is_zero_without_both_classes():
+    assert auc_mu(Observations(np.arange(5.0), np.ones(5, bool))) == 0.0
+
+
+def test_no_projection_when_mu_gdp_itself_is_below_the_claim():
+    mu = 0.4
+    assert projected_runs(mu, claim_epsilon=gdp_epsilon(delta=1e-5, mu=mu) + 0.01, delta=1e-5, confidence=0.95) is None
+
+
+@pytest.mark.parametrize("mu", [0.6, 1.0, 2.0])
+def test_the_projection_is_the_first_run_count_that_certifies_above_the_claim(mu):
+    claim = 1.2
+    runs = projected_runs(mu, claim_epsilon=claim, delta=1e-5, confidence=0.95)
+    assert _certified(mu, runs, 1e-5, 0.05) > claim
+    assert _certified(mu, int(runs * 0.9), 1e-5, 0.05) <= claim
+
+
+def test_a_larger_shift_needs_fewer_runs():
+    needed = [projected_runs(mu, claim_epsilon=1.2, delta=1e-5, confidence=0.95) for mu in (0.6, 1.0, 2.0)]
+    assert needed[0] > needed[1] > needed[2]
