@@ -47,8 +47,8 @@ docs: $(VENV)/.installed-docs
 # Every figure from one command: `dpaudit experiment NAME --out docs/figures` at the committed seed, one
 # experiment at a time, for docs/figures/NAME.png and NAME.json; then the same with --quick for the JSON the
 # default tests compare with (tests/experiments/quick/NAME.json; its PNG is dropped). `make figures
-# FIGURES=group-privacy` remakes one. On the shared 2-core machine, under the load of other work, it takes
-# about TIME_TBD.
+# FIGURES=group-privacy` remakes one. On the shared 2-core machine under a load average of 8-12 the first seven
+# (to group-privacy) took 90 minutes; dpsgd's full run is the longest.
 FIGURES := amplification-sampling amplification-shuffling composition-laplace composition-region dpsgd \
 	fingerprinting group-privacy one-run pure-to-renyi
 FIGURE_SEED := 0
