@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any, Callable, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Union
 
 import numpy as np
 from dpaudit.attacks.observations import Observations
 from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Mechanism, not_neighbours
 from dpaudit.mechanisms.datasets import records_of_pair
-from dpaudit.mechanisms.neighbours import inserted_at
+from dpaudit.mechanisms.neighbours import inserted_at, is_local
 from dpaudit.mechanisms.records import BoxRecords
 from dpaudit.validation import check_int, check_real
 
@@ -214,22 +214,49 @@ def require_neighbours(mech: Mechanism, canaries: Canaries, included: Any, *, re
 
     Run before any trial, so that a game never audits datasets outside the
     mechanism's claim (`dpaudit.mechanisms.base.not_neighbours`: its own
-    check, or its relation's definition with its null record).
+    check, or its relation's definition with its null record). A local
+    check (`dpaudit.mechanisms.neighbours.local`: the relation's definition,
+    dpaudit's own checks) answers on two datasets that differ in one slot as
+    on that slot alone, so it sees the whole dataset once and then each
+    canary's slot alone: linear in m, where m whole pairs are quadratic.
 
     Raises:
         InvalidParameterError: naming the first canary whose datasets are not neighbours, and `remedy`.
     """
     mask = np.asarray(included, dtype=bool).reshape(-1)
-    for i in range(canaries.size):
-        with_it, without = mask.copy(), mask.copy()
-        with_it[i], without[i] = True, False
-        reason = not_neighbours(mech, *records_of_pair(canaries.dataset(with_it), canaries.dataset(without)))
-        if reason:
-            which = "the canary" if canaries.size == 1 else f"canary {i}"
-            raise InvalidParameterError(
-                f"dpaudit cannot play this game on '{mech.name}': the datasets with and without {which} are not "
-                f"neighbours for it ({reason}); {remedy}."
-            )
+    pairs: Iterator[tuple[np.ndarray, np.ndarray]]
+    if isinstance(canaries, CanarySet) and is_local(mech.neighbours):
+        whole = canaries.dataset(mask)
+        _refuse(mech, "the records of the dataset", not_neighbours(mech, *records_of_pair(whole, whole)), remedy)
+        pairs = (_slot_alone(canaries, i) for i in range(canaries.size))
+    else:
+        pairs = (_with_and_without(canaries, mask, i) for i in range(canaries.size))
+    for i, (with_it, without) in enumerate(pairs):
+        which = "the canary" if canaries.size == 1 else f"canary {i}"
+        _refuse(mech, f"the datasets with and without {which}", not_neighbours(mech, *records_of_pair(with_it, without)),
+                remedy)
+
+
+def _with_and_without(canaries: Canaries, mask: np.ndarray, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the datasets with canary i in and out, the other canaries as `mask`."""
+    with_it, without = mask.copy(), mask.copy()
+    with_it[i], without[i] = True, False
+    return canaries.dataset(with_it), canaries.dataset(without)
+
+
+def _slot_alone(canaries: CanarySet, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return canary i's slot alone, in and out: no base record, no other canary, the dataset's dtype kept."""
+    absent = None if canaries.absent is None else canaries.absent[i:i + 1]
+    one = dataclasses.replace(canaries, records=canaries.records[i:i + 1], absent=absent, base=canaries.base[:0], position=0)
+    return one.dataset([True]), one.dataset([False])
+
+
+def _refuse(mech: Mechanism, which: str, reason: str | None, remedy: str) -> None:
+    """Raise InvalidParameterError when `reason` says why `which` are not neighbours for `mech`."""
+    if reason:
+        raise InvalidParameterError(
+            f"dpaudit cannot play this game on '{mech.name}': {which} are not neighbours for it ({reason}); {remedy}."
+        )
 
 
 REMEDY = "declare the records it takes (blackbox(..., records=...)), or play its default pair (canary='pair')"

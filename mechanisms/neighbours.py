@@ -21,6 +21,8 @@ __all__ = [
     "categories_in",
     "inserted",
     "inserted_at",
+    "is_local",
+    "local",
     "of_length",
     "records_in",
     "unchecked",
@@ -28,6 +30,25 @@ __all__ = [
 
 NeighbourCheck = Callable[[np.ndarray, np.ndarray], Union[Optional[str], bool]]
 """`check(d0, d1)`: True or None when the arrays of records d0, d1 are neighbours, else False or a sentence saying why not."""
+
+
+def local(check: NeighbourCheck) -> NeighbourCheck:
+    """Return `check` marked local: its answer reads each record alone and the records that differ, nothing else.
+
+    On two datasets that hold the same records but in one slot, a local
+    check answers as it does on that slot alone, once every other record
+    has passed it; so a game with m canaries checks each canary's slot
+    alone and the whole dataset once, instead of m whole pairs
+    (`dpaudit.attacks.canary.require_neighbours`). Only dpaudit's own checks
+    are marked: a user's check may read anything (a length, a sum).
+    """
+    check.local = True  # type: ignore[attr-defined]
+    return check
+
+
+def is_local(check: NeighbourCheck | None) -> bool:
+    """Return True for the relation's definition (None), `unchecked` and the checks marked `local`."""
+    return check is None or check is unchecked or getattr(check, "local", False)
 
 
 def records_in(low: float, high: float, *, max_changed: int = 1) -> NeighbourCheck:
@@ -46,7 +67,7 @@ def records_in(low: float, high: float, *, max_changed: int = 1) -> NeighbourChe
             return f"they differ in {changed} records, more than {max_changed}"
         return None
 
-    return check
+    return local(check)
 
 
 def answers_within(sensitivity: float, *, norm: float = np.inf) -> NeighbourCheck:
@@ -60,7 +81,7 @@ def answers_within(sensitivity: float, *, norm: float = np.inf) -> NeighbourChec
             return f"their answers differ by {dist:g} in ℓ{norm:g} norm, more than the sensitivity {sensitivity:g}"
         return None
 
-    return check
+    return local(check)
 
 
 def categories_in(num_categories: int, *, max_changed: int = 1) -> NeighbourCheck:
@@ -75,7 +96,7 @@ def categories_in(num_categories: int, *, max_changed: int = 1) -> NeighbourChec
             return f"they differ in {changed} records, more than {max_changed}"
         return None
 
-    return check
+    return local(check)
 
 
 def of_length(length: int, check: NeighbourCheck) -> NeighbourCheck:
@@ -150,7 +171,7 @@ def by_relation(relation: str, null_record: Any = None) -> NeighbourCheck:
             return None
         return _null_in_one(d0[changed[0]], d1[changed[0]], null_record)
 
-    return check
+    return local(check)
 
 
 def _null_in_one(a: Any, b: Any, null_record: Any) -> Optional[str]:

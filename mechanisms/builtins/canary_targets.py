@@ -26,6 +26,7 @@ from typing import Callable, Optional
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.builtins.gaussian import analytic_sigma
+from dpaudit.mechanisms.neighbours import local
 from dpaudit.mechanisms.records import CategoryRecords, VectorRecords
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_int, check_real
@@ -68,7 +69,7 @@ def _vector_records(relation: Relation) -> NeighbourCheck:
                 return "under add/remove the changed record must be the null record (zeros) in one of them"
         return None
 
-    return check
+    return local(check)
 
 
 def _category_records(bins: int) -> NeighbourCheck:
@@ -85,7 +86,7 @@ def _category_records(bins: int) -> NeighbourCheck:
             return f"under add/remove the changed record must be {NULL_CATEGORY} (absent) in one of them"
         return None
 
-    return check
+    return local(check)
 
 
 def _vector_pair(norm: float) -> tuple[np.ndarray, np.ndarray]:
