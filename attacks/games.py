@@ -17,9 +17,21 @@ import dataclasses
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_int
 
-__all__ = ["Game", "MultiRun", "OneRun", "TwoDataset", "game_from_name"]
+__all__ = ["DEFAULT_CANARIES", "DEFAULT_RUNS", "MIN_RUNS", "TRAINING_CANARIES", "TRAINING_RUNS", "Game", "MultiRun", "OneRun", "TwoDataset",
+           "game_from_name"]
 
-MIN_RUNS = 4
+DEFAULT_RUNS = 10_000
+"""The runs of a multi-run game by default, on every entry point whose runs are draws of a mechanism (canaries,
+tracing, in Python and on the command line)."""
+TRAINING_RUNS = 200
+"""The runs by default where each run trains a model (`audit_dpsgd`, `dpaudit dpsgd`): a run costs a training."""
+DEFAULT_CANARIES = 1000
+"""The canaries m of a one-run game by default, wherever the audit does not choose them itself."""
+TRAINING_CANARIES = 100
+"""The canaries m of a one-run game by default where the run trains a model: each needs a coordinate or an input of
+its own among the model's few hundred parameters."""
+MIN_RUNS = 10
+"""The fewest runs any multi-run game accepts: below, no estimator certifies anything at a usual confidence."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,10 +43,10 @@ class MultiRun:
     before it is played, independently of its outcome.
 
     Attributes:
-        runs: the number R of runs (at least 4; an audit may ask for more).
+        runs: the number R of runs (at least MIN_RUNS; DEFAULT_RUNS by default).
     """
 
-    runs: int = 1000
+    runs: int = DEFAULT_RUNS
     name = "multi-run"
 
     def __post_init__(self) -> None:
@@ -52,7 +64,7 @@ class OneRun:
             for them (weighted Bonferroni or the joint test).
     """
 
-    canaries: int | None = 1000
+    canaries: int | None = DEFAULT_CANARIES
     guesses: tuple[int, int] | None = None
     name = "one-run"
 

@@ -25,7 +25,7 @@ import dataclasses
 
 import numpy as np
 from dpaudit.attacks.dpsgd.adversarial import ADVERSARIES, adversarial_dataset
-from dpaudit.attacks.dpsgd.canaries import CRAFTED, MISLABELLED, DPSGDCanaries
+from dpaudit.attacks.dpsgd.canaries import AUTO, CRAFTED, MISLABELLED, DPSGDCanaries
 from dpaudit.attacks.dpsgd.user_canaries import user_canaries
 from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
@@ -33,7 +33,7 @@ from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
 __all__ = ["ADVERSARIAL", "AUTO", "CANARIES_ONLY", "FEW_ROWS", "USER_DATA", "AuditDataset", "candidate_datasets",
            "user_dataset"]
 
-AUTO, USER_DATA, CANARIES_ONLY, ADVERSARIAL = "auto", "user", "canaries", "adversarial"
+USER_DATA, CANARIES_ONLY, ADVERSARIAL = "user", "canaries", "adversarial"
 FEW_ROWS = 2
 
 

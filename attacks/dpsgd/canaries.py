@@ -29,6 +29,8 @@ from dpaudit.mechanisms.dpsgd.flat_model import FlatModel
 from dpaudit.mechanisms.dpsgd.trainer import Insertions
 
 __all__ = [
+    "AUTO",
+    "CANARY_CHOICES",
     "CANARY_KINDS",
     "DIRAC_SCALE",
     "DIRAC_TARGETS",
@@ -42,6 +44,8 @@ __all__ = [
 
 DIRAC, CRAFTED, MISLABELLED = "dirac", "crafted", "mislabelled"
 CANARY_KINDS = (DIRAC, CRAFTED, MISLABELLED)
+AUTO = "auto"  # the audit chooses (canary kind, dataset)
+CANARY_CHOICES = (AUTO, *CANARY_KINDS)
 QUIET, BIAS = "quiet", "bias"
 DIRAC_TARGETS = (QUIET, BIAS)
 DIRAC_SCALE = 10.0

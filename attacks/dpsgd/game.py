@@ -30,6 +30,7 @@ from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
 __all__ = [
     "DPAUDIT",
     "OPACUS",
+    "PROBE_STREAM",
     "RUN_STREAM",
     "SCREEN_STREAM",
     "TARGETS",
@@ -46,6 +47,7 @@ __all__ = [
 TARGETS = BUILTIN_TARGETS
 RUN_STREAM = 3  # runs use children (3, i) of the audit's SeedSequence; 0–2 are canaries, game, estimator
 SCREEN_STREAM = 4  # screening runs of candidate datasets use children (4, d, i)
+PROBE_STREAM = 5  # the probe run that tells canary="auto" whether gradient canaries enter a user's loop
 
 
 @dataclasses.dataclass(frozen=True)

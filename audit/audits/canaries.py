@@ -24,7 +24,7 @@ from dpaudit.attacks.canary import (
     vector_canaries,
 )
 from dpaudit.attacks.canary_scores import CanaryScorer, InnerProduct, OutputStatistic, scorer_by_name
-from dpaudit.attacks.games import Game, MultiRun, OneRun
+from dpaudit.attacks.games import DEFAULT_CANARIES, Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.attacks.one_run_game import one_run_game
 from dpaudit.audit.audits.membership import Played, Subject, run_membership_audit
@@ -42,7 +42,6 @@ __all__ = ["CANARY_MODES", "DEFAULT_DIM", "audit_canaries", "audit_scores", "mec
 CANARY_MODES = ("auto", "fixed", "random", "pair")
 DEFAULT_DIM = 1000
 BASE_RECORDS = 100
-DEFAULT_CANARIES = 1000
 
 
 def _canary_design(mech: Mechanism, m: int, *, dim: int | None, norm: float | None, rng: np.random.Generator) -> CanarySet:

@@ -14,11 +14,12 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import numpy as np
 from dpaudit.attacks.dpsgd.audit_datasets import ADVERSARIAL, AUTO, CANARIES_ONLY, USER_DATA
-from dpaudit.attacks.dpsgd.canaries import DIRAC, QUIET
-from dpaudit.attacks.dpsgd.game import DPAUDIT
+from dpaudit.attacks.dpsgd.canaries import CRAFTED, DIRAC, QUIET
+from dpaudit.attacks.dpsgd.game import DPAUDIT, PROBE_STREAM
 from dpaudit.attacks.dpsgd.scores import LOSS, THREATS, WHITE_BOX
-from dpaudit.attacks.games import Game, MultiRun, OneRun
+from dpaudit.attacks.games import MIN_RUNS, TRAINING_RUNS, Game, MultiRun, OneRun
 from dpaudit.audit.audits.dpsgd_attack import DPSGDAttack
 from dpaudit.audit.audits.membership import Subject, run_membership_audit
 from dpaudit.audit.estimators.certify import Bound
@@ -34,7 +35,6 @@ from dpaudit.validation import check_int
 
 __all__ = ["DPSGDInterrupted", "audit_dpsgd"]
 
-MIN_RUNS = 10
 DATASET_CHOICES = (AUTO, USER_DATA, CANARIES_ONLY, ADVERSARIAL)
 BESIDE = "gdp"  # the estimator reported beside an assumption-free bound of a multi-run game
 
@@ -49,7 +49,7 @@ def audit_dpsgd(
     target: str | DPSGDTarget = DPAUDIT,
     game: Game | None = None,
     bound: Bound = Bound(),
-    canary: str = DIRAC,
+    canary: str = AUTO,
     dirac_target: str = QUIET,
     threat: str = WHITE_BOX,
     scorer: str = LOSS,
@@ -64,11 +64,13 @@ def audit_dpsgd(
         config: the training run of dpaudit's trainer or Opacus (`DPSGDConfig`; unused for a user's loop).
         target: "dpaudit" (this package's trainer, `config.bug` included), "opacus", or a
             `DPSGDTarget` (a `UserTrainer` wrapping your own training function, a `BuiltinTarget`).
-        game: `MultiRun(runs)` (default 200 runs, half of them, by a seeded
+        game: `MultiRun(runs)` (default TRAINING_RUNS, 200 runs, half of them, by a seeded
             permutation, with the canary) or `OneRun(canaries)` (one run, each
             canary in with probability ½).
         bound: how the scores are certified (estimator, confidence, δ: default the claim's).
-        canary: "dirac" (gradient-space), "crafted" or "mislabelled" (input-space).
+        canary: "auto" (the default: "dirac" where gradient canaries can enter the runs, as in dpaudit's trainer,
+            Opacus and a loop with the hook, else "crafted"), "dirac" (gradient-space), "crafted" or "mislabelled"
+            (input-space); the result's attack names the kind played.
         dirac_target: Dirac coordinates: "quiet" (least touched at θ₀) or "bias".
         threat: "white-box" (every iterate) or "black-box" (final parameters).
         scorer: black-box score of input canaries: "loss" or "loss-difference".
@@ -105,6 +107,7 @@ def audit_dpsgd(
     trained = resolve_target(target, config)
     _check_choices(trained, threat)
     dataset = _dataset(dataset, trained, game, owner)
+    canary = _canary(canary, trained, seed)
     attack = DPSGDAttack(trained, config, canary, dirac_target, threat, scorer, dataset, seed, bound)
     event = trained.event
     subject = Subject(trained.name, trained.params, trained.claim,
@@ -114,10 +117,10 @@ def audit_dpsgd(
 
 
 def _game(game: Game | None, runs: int | None, owner: str) -> Game:
-    """Return the game: `game`, or `MultiRun(runs)` for the `runs` shorthand (default 200 runs)."""
+    """Return the game: `game`, or `MultiRun(runs)` for the `runs` shorthand (default TRAINING_RUNS)."""
     if game is not None and runs is not None:
         raise InvalidParameterError(f"Pass either 'game' or its shorthand 'runs' to {owner}, not both.")
-    game = MultiRun(200 if runs is None else runs) if game is None else game
+    game = MultiRun(TRAINING_RUNS if runs is None else runs) if game is None else game
     if isinstance(game, MultiRun):
         check_int(game.runs, "runs", owner, low=MIN_RUNS)
     if isinstance(game, OneRun) and game.canaries is None:
@@ -143,6 +146,15 @@ def _dataset(dataset: Any, target: DPSGDTarget, game: Game, owner: str) -> str |
     if dataset == AUTO and (not target.picks_dataset or isinstance(game, OneRun)):
         return USER_DATA
     return dataset
+
+
+def _canary(canary: str, target: DPSGDTarget, seed: int) -> str:
+    """Return the canary kind played: `canary`, or for "auto" "dirac" when gradient canaries can enter the target's
+    runs (a probe run outside the game, from its own stream of `seed`), else "crafted"."""
+    if canary != AUTO:
+        return canary
+    probe_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(PROBE_STREAM,)))
+    return DIRAC if target.takes_gradients(probe_rng) else CRAFTED
 
 
 def _check_choices(target: DPSGDTarget, threat: str) -> None:

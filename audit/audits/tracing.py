@@ -98,7 +98,7 @@ def _group(mech: Mechanism, n: int, group_size: int) -> tuple[Mechanism, int]:
 def audit_tracing(
     mech: Mechanism,
     *,
-    game: Game = MultiRun(10_000),
+    game: Game = MultiRun(),
     bound: Bound = Bound(),
     rows: int | None = None,
     dim: int | None = None,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 
+from dpaudit.attacks.games import DEFAULT_CANARIES, DEFAULT_RUNS
 from dpaudit.audit.cli.common import (
     GameFlags,
     LazyChoices,
@@ -24,7 +25,7 @@ from dpaudit.audit.cli.common import (
     user_output_to_stderr,
 )
 
-GAME = GameFlags(runs=10_000, canaries=1000)
+GAME = GameFlags(runs=DEFAULT_RUNS, canaries=DEFAULT_CANARIES)
 CANARY_MODES = LazyChoices("dpaudit.audit.audits.canaries", "CANARY_MODES")
 
 

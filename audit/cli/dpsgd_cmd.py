@@ -12,9 +12,10 @@ import argparse
 import sys
 from typing import Any
 
-from dpaudit.attacks.dpsgd.canaries import CANARY_KINDS, DIRAC, DIRAC_TARGETS, QUIET
+from dpaudit.attacks.dpsgd.canaries import AUTO, CANARY_CHOICES, DIRAC_TARGETS, QUIET
 from dpaudit.attacks.dpsgd.game import DPAUDIT, TARGETS
 from dpaudit.attacks.dpsgd.scores import BLACK_BOX_SCORES, LOSS, THREATS, WHITE_BOX
+from dpaudit.attacks.games import TRAINING_CANARIES, TRAINING_RUNS
 from dpaudit.audit.cli.common import (
     GameFlags,
     add_bound_arguments,
@@ -35,7 +36,7 @@ from dpaudit.mechanisms.dpsgd.data import DATASETS
 from dpaudit.mechanisms.dpsgd.models import MODELS
 
 DEFAULTS = DPSGDConfig()
-GAME = GameFlags(runs=200, canaries=100)
+GAME = GameFlags(runs=TRAINING_RUNS, canaries=TRAINING_CANARIES)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -113,7 +114,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help="poisson sampling or shuffled fixed-size batches (default poisson)")
     add_claim_delta(training, default=DEFAULTS.delta, help="δ of the claim (default 1e-5)")
     attack = parser.add_argument_group("attack")
-    attack.add_argument("--canary", choices=CANARY_KINDS, default=DIRAC, help="dirac, crafted or mislabelled (default dirac)")
+    attack.add_argument("--canary", choices=CANARY_CHOICES, default=AUTO,
+                        help="auto (the default: dirac where gradient canaries enter the runs: dpaudit's trainer, Opacus, "
+                             "a loop with the hook; else crafted), dirac, crafted or mislabelled")
     attack.add_argument("--dirac-target", choices=DIRAC_TARGETS, default=QUIET,
                         help="coordinates of Dirac canaries: the quietest at θ₀, or biases (default quiet)")
     attack.add_argument("--threat", choices=THREATS, default=WHITE_BOX,

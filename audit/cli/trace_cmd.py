@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 
+from dpaudit.attacks.games import DEFAULT_RUNS
 from dpaudit.attacks.tracing.data import BIAS_KINDS, UNIFORM
 from dpaudit.attacks.tracing.scores import KNOWN, SCORE_KINDS
 from dpaudit.audit.cli.common import (
@@ -25,7 +26,7 @@ from dpaudit.audit.cli.common import (
     user_output_to_stderr,
 )
 
-GAME = GameFlags(runs=10_000, canaries=None, canaries_default="every distinct row")
+GAME = GameFlags(runs=DEFAULT_RUNS, canaries=None, canaries_default="every distinct row")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,6 +19,7 @@ from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.data import TrainingData, load_data
 
 if TYPE_CHECKING:
+    import numpy as np
     from dp_accounting import dp_event
 
 __all__ = ["BUILTIN_TARGETS", "DPAUDIT", "OPACUS", "BuiltinTarget"]
@@ -57,6 +58,10 @@ class BuiltinTarget:
     def runner(self) -> str:
         """The target's name, which each process resolves to its trainer once."""
         return self.kind
+
+    def takes_gradients(self, rng: np.random.Generator) -> bool:
+        """Return True: dpaudit's trainer and the Opacus target insert gradient canaries themselves."""
+        return True
 
     @functools.cached_property
     def data(self) -> TrainingData:

@@ -16,6 +16,7 @@ from dpaudit.mechanisms.base import Claim
 from dpaudit.mechanisms.dpsgd.data import TrainingData
 
 if TYPE_CHECKING:
+    import numpy as np
     from dp_accounting import dp_event
 
 __all__ = ["DPSGDTarget", "resolve_target"]
@@ -56,6 +57,9 @@ class DPSGDTarget(Protocol):
 
     def identity(self) -> Any:
         """Return what identifies the target for a run store's fingerprint."""
+
+    def takes_gradients(self, rng: np.random.Generator) -> bool:
+        """Return True when gradient (Dirac) canaries can enter its runs (canary="auto" then plays them)."""
 
 
 def resolve_target(target: Any, config: Any) -> DPSGDTarget:

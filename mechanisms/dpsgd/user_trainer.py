@@ -151,9 +151,17 @@ class UserTrainer:
         Raises:
             InvalidParameterError: when the training function never stepped a watched optimizer.
         """
+        return self._checked(self._probe_record(rng))
+
+    def takes_gradients(self, rng: np.random.Generator) -> bool:
+        """Return True when gradient (Dirac) canaries can enter the loop: a probe run steps a watched optimizer."""
+        return _hooked_steps(self._probe_record(rng))
+
+    def _probe_record(self, rng: np.random.Generator) -> HookRecord:
+        """Return what the hook recorded of a canary-free run on the user's data (a probe, outside the game)."""
         with hooked_run(None, rng, rows=self.user_data.rows, probe=True) as record, _opacus_notices_off():
             self._call(self.train_fn, self.user_data.x, self.user_data.y, rng)
-        return self._checked(record)
+        return record
 
     def _hooked(self, gradients: np.ndarray, rng: np.random.Generator, keep_iterates: bool) -> Trajectory:
         """Return the trajectory the hook recorded of one run with `gradients` as canaries."""
@@ -164,7 +172,7 @@ class UserTrainer:
         return Trajectory(iterates if keep_iterates else iterates[-1:], rows=self.data.rows, settings=_read(record.settings))
 
     def _checked(self, record: HookRecord) -> HookRecord:
-        if not record.hooked or len(record.iterates) < 2:
+        if not _hooked_steps(record):
             raise InvalidParameterError(
                 f"Gradient canaries enter {self.name} through the hook: add `optimizer = watch(optimizer)` "
                 "(from dpaudit.mechanisms.dpsgd.hook) after make_private in its training function."
@@ -223,3 +231,8 @@ def _settings(batch_size: float | None, **stated: float | None) -> StepSettings 
         missing = ", ".join(name for name in SETTINGS if name not in given)
         raise InvalidParameterError(f"UserTrainer needs all four step settings or none; {missing} missing.")
     return StepSettings(**stated, batch=batch_size)
+
+
+def _hooked_steps(record: HookRecord) -> bool:
+    """Return True when the run stepped a watched optimizer at least once (θ₀ and one step recorded)."""
+    return record.hooked and len(record.iterates) >= 2

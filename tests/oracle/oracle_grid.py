@@ -3,7 +3,7 @@
 Each entry point has axes: the values of each of its options, read from
 the code wherever the code lists them (`INTERVALS`, `CANARY_MODES`, the
 estimators of `certify.ESTIMATORS`, the threshold strategies of
-`thresholds.ThresholdStrategy`, `THREATS`, `CANARY_KINDS`, `DATASET_CHOICES`,
+`thresholds.ThresholdStrategy`, `THREATS`, `CANARY_CHOICES`, `DATASET_CHOICES`,
 the relations, the choices and switches of every CLI subcommand's parser,
 ...), so that a new option value joins the grid by itself; `test_oracle`
 checks that every parameter of every entry point (and every flag of every
@@ -430,14 +430,14 @@ def run_dpsgd(cell: dict[str, Any], seed: int, epsilon: float) -> str:
 
 
 def dpsgd_entry() -> Entry:
-    from dpaudit.attacks.dpsgd.canaries import CANARY_KINDS, DIRAC_TARGETS
+    from dpaudit.attacks.dpsgd.canaries import CANARY_CHOICES, DIRAC_TARGETS
     from dpaudit.attacks.dpsgd.game import TARGETS
     from dpaudit.attacks.dpsgd.scores import BLACK_BOX_SCORES, THREATS
     from dpaudit.audit.audits.dpsgd import DATASET_CHOICES
 
     return Entry("audit_dpsgd", {
         "target": ("user-blind", "user-correct", "opacus-hook", *TARGETS),
-        "threat": tuple(THREATS), "canary": tuple(CANARY_KINDS), "dataset": (*DATASET_CHOICES, 3),
+        "threat": tuple(THREATS), "canary": tuple(CANARY_CHOICES), "dataset": (*DATASET_CHOICES, 3),
         "settings": ("stated", "not stated"), "dirac_target": tuple(DIRAC_TARGETS), "scorer": tuple(BLACK_BOX_SCORES),
         **{k: v for k, v in _membership_axes().items() if k != "claim_delta"},
     }, run_dpsgd, fixed={"config": "a 3-step full-batch configuration for dpaudit's trainer and Opacus",
