@@ -17,8 +17,8 @@ import dataclasses
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_int
 
-__all__ = ["DEFAULT_CANARIES", "DEFAULT_RUNS", "MIN_RUNS", "TRAINING_CANARIES", "TRAINING_RUNS", "Game", "MultiRun", "OneRun", "TwoDataset",
-           "game_from_name"]
+__all__ = ["DEFAULT_CANARIES", "DEFAULT_RUNS", "MIN_RUNS", "TRAINING_CANARIES", "TRAINING_RUNS", "Game", "MultiRun",
+           "OneRun", "TwoDataset", "game_from_name"]
 
 DEFAULT_RUNS = 10_000
 """The runs of a multi-run game by default, on every entry point whose runs are draws of a mechanism (canaries,
