@@ -10,20 +10,22 @@ store.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import numpy as np
-from dpaudit.attacks.dpsgd.audit_datasets import AUTO, candidate_datasets, user_dataset
+from dpaudit.attacks.dpsgd.audit_datasets import AUTO, AuditDataset, candidate_datasets, user_dataset
 from dpaudit.attacks.dpsgd.canaries import DIRAC, DPSGDCanaries, make_canaries
 from dpaudit.attacks.dpsgd.game import DPSGDGame, resolve_trainer
 from dpaudit.attacks.dpsgd.scores import WHITE_BOX
-from dpaudit.attacks.games import Game, OneRun
+from dpaudit.attacks.games import Game, MultiRun, OneRun
 from dpaudit.audit.audits.dpsgd_runs import multi_run, one_run
 from dpaudit.audit.audits.dpsgd_screening import screen
 from dpaudit.audit.audits.membership import Played
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.execution.execution import Execution
 from dpaudit.audit.execution.fingerprint import fingerprint
+from dpaudit.audit.execution.run_store import RunStore
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.target import DPSGDTarget
 
@@ -81,18 +83,27 @@ class DPSGDAttack:
         delta = self.bound.delta_for(self.target.claim.delta)
         found = screen(candidates, config=self.config, threat=self.threat, scorer=self.scorer, runs=game.runs,
                        game_rng=game_rng, estimator_rng=np.random.default_rng(data_rng.integers(2**63)), seed=self.seed,
-                       execution=execution, bound=self.bound, delta=delta)
+                       execution=execution, bound=self.bound, delta=delta,
+                       store_of=functools.partial(self._screening_store, execution))
         facts = {"dataset": found.dataset.label, "dataset_choice": "auto: the arm of highest AUC on screening runs",
                  "datasets_played": [c.label for c in candidates], "screening": list(found.arms)}
         return found.dataset.trainer, None, found.dataset.canaries.only(found.arm), facts
 
-    def _fingerprinted(self, game: Game, m: int, made: DPSGDCanaries, data: Any, dataset: bool) -> dict[str, Any]:
-        """Return the run store's setup: everything that determines the runs, with their fingerprint."""
+    def _screening_store(self, execution: Execution, d: int, candidate: AuditDataset, runs: int) -> RunStore | None:
+        """Return where candidate d's screening runs are saved: the subfolder screening-d of the results folder."""
+        setup = self._fingerprinted(MultiRun(runs), candidate.canaries.size, candidate.canaries, candidate.trainer.data,
+                                    True, screening=candidate.label)
+        return execution.run_store(setup, part=f"screening-{d}")
+
+    def _fingerprinted(self, game: Game, m: int, made: DPSGDCanaries, data: Any, dataset: bool,
+                       screening: str | None = None) -> dict[str, Any]:
+        """Return the run store's setup: everything that determines the runs (`screening`: the screened dataset's
+        runs), with their fingerprint."""
         one = isinstance(game, OneRun)
         setup = {"config": self.config.to_dict(), "target": self.target.label, "canary": self.canary,
                  "dirac_target": self.dirac_target, "threat": self.threat, "score": self.scorer, "one_run": one,
                  "runs": 1 if one else game.runs, "canaries": m, "seed": self.seed,
-                 **({"dataset": self.dataset} if dataset else {})}
+                 **({"dataset": self.dataset} if dataset else {}), **({"screening": screening} if screening else {})}
         setup["fingerprint"] = fingerprint(setup=setup, target=self.target.identity(), canaries=made,
                                            trained_on=(data.x, data.y), game=game)
         return setup

@@ -17,7 +17,7 @@ reported so that a miss says what was tried; none of them is the verdict.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable, Optional
 
 import numpy as np
 from dpaudit.attacks.dpsgd.audit_datasets import AuditDataset
@@ -27,10 +27,13 @@ from dpaudit.audit.audits.dpsgd_runs import multi_run
 from dpaudit.audit.estimators.certify import Bound, certify
 from dpaudit.audit.estimators.projected_runs import auc_mu
 from dpaudit.audit.execution.execution import Execution
+from dpaudit.audit.execution.run_store import RunStore
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 
 __all__ = ["MIN_SCREEN", "SCREEN_FRACTION", "Screening", "screen"]
 
+StoreOf = Callable[[int, AuditDataset, int], Optional[RunStore]]
+"""Where candidate d's screening runs are saved: `store_of(d, candidate, runs)`."""
 SCREEN_FRACTION = 0.2
 MIN_SCREEN = 10
 
@@ -51,18 +54,20 @@ def screen_runs(runs: int) -> int:
 
 def screen(candidates: list[AuditDataset], *, config: DPSGDConfig, threat: str, scorer: str, runs: int,
            game_rng: np.random.Generator, estimator_rng: np.random.Generator, seed: int, execution: Execution,
-           bound: Bound, delta: float) -> Screening:
+           bound: Bound, delta: float, store_of: StoreOf = lambda d, candidate, runs: None) -> Screening:
     """Return the (dataset, canary) arm of highest screening μ̂, with each arm's μ̂ and screening bound.
 
     Inputs: the candidates (fixed before any run), screening runs of their
     own seeds, membership drawn from `game_rng`. Sound for the game that
     follows whatever it returns: its runs and membership are drawn afresh.
+    `store_of(d, candidate, runs)`: where candidate d's screening runs are
+    saved as they finish (None: nowhere), so that a resumed audit replays none.
     """
     count = screen_runs(runs)
     rows, best = [], (-np.inf, 0, 0)
     for d, candidate in enumerate(candidates):
         game = DPSGDGame(config, candidate.trainer, candidate.canaries, None, threat, scorer)
-        played = multi_run(game, count, game_rng, seed, None, execution, stream=(SCREEN_STREAM, d),
+        played = multi_run(game, count, game_rng, seed, store_of(d, candidate, count), execution, stream=(SCREEN_STREAM, d),
                            label=f"screening {candidate.key}")
         for j, obs in enumerate(played if isinstance(played, tuple) else (played,)):
             mu = auc_mu(obs)

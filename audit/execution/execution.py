@@ -46,8 +46,11 @@ class Execution:
         if self.resume and self.store is None:
             raise InvalidParameterError("Execution(resume=True) continues the runs of a results folder; give it store=.")
 
-    def run_store(self, setup: Mapping[str, Any]) -> RunStore | None:
+    def run_store(self, setup: Mapping[str, Any], *, part: str | None = None) -> RunStore | None:
         """Return the results folder's store for an audit of `setup` (its fingerprint included), or None without `store`.
+
+        `part`: a subfolder of its own for runs played before the audit's
+        own (e.g. a screening phase), each part with its setup checked alone.
 
         Raises:
             InvalidParameterError: when resuming a folder that another audit's runs fill.
@@ -56,7 +59,7 @@ class Execution:
             return None
         from dpaudit.audit.execution.run_store import RunStore
 
-        return RunStore(self.store, setup, resume=self.resume)
+        return RunStore(Path(self.store) if part is None else Path(self.store) / part, setup, resume=self.resume)
 
     @property
     def backend(self) -> Backend:

@@ -86,3 +86,36 @@ def test_correct_loops_are_not_flagged_over_20_seeds_at_auto(loop):
     verdicts = [audit_dpsgd(target=target, threat="white-box", canary="crafted", runs=60, seed=seed).verdict
                 for seed in range(20)]
     assert verdicts.count("violation") == 0, verdicts
+
+
+def test_screening_runs_are_saved_and_a_resumed_audit_replays_none_of_them(tmp_path):
+    import json
+
+    from dpaudit.audit.execution.execution import Execution
+    from dpaudit.audit.execution.interrupted import Interrupted
+
+    target, runs = _target(steps=3, batch=180.0), 50
+    done = []
+
+    def ctrl_c_after_20_runs(n):
+        done.append(n)
+        if sum(done) >= 20:
+            raise KeyboardInterrupt
+
+    def audit(folder, **execution):
+        run = audit_dpsgd(target=target, threat="white-box", canary="crafted", runs=runs, seed=1,
+                          execution=Execution(store=tmp_path / folder, **execution)).to_dict()
+        run.pop("seconds")
+        return run
+
+    whole = audit("whole")
+    with pytest.raises(Interrupted):
+        audit("cut", progress=ctrl_c_after_20_runs)
+    assert not (tmp_path / "cut" / "runs.jsonl").exists()
+    kept = {path.parent.name: path.read_text() for path in (tmp_path / "cut").glob("screening-*/runs.jsonl")}
+    assert sum(text.count("\n") for text in kept.values()) >= 20
+    assert audit("cut", resume=True) == whole
+    for part, text in kept.items():
+        now = (tmp_path / "cut" / part / "runs.jsonl").read_text()
+        indices = [json.loads(line)["run"] for line in now.splitlines()]
+        assert now.startswith(text) and sorted(indices) == list(range(screen_runs(runs)))

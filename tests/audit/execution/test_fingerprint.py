@@ -43,6 +43,11 @@ def _loop(scale):
     return train
 
 
+def _files(folder):
+    """Return every file under `folder` (screening parts included) with its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
 @pytest.mark.parametrize("change", ["code", "data", "claim"])
 def test_resuming_another_target_is_refused_and_leaves_the_folder_as_it_was(tmp_path, change):
     pytest.importorskip("torch")
@@ -57,10 +62,10 @@ def test_resuming_another_target_is_refused_and_leaves_the_folder_as_it_was(tmp_
 
     store = tmp_path / "runs"
     audit_dpsgd(target=target(), canary="crafted", threat="black-box", runs=12, execution=Execution(store=store))
-    saved = {p.name: p.read_bytes() for p in store.iterdir()}
+    saved = _files(store)
     other = {"code": target(scale=2.0), "data": target(rows=x + 1), "claim": target(eps=2.0)}[change]
     with pytest.raises(InvalidParameterError, match="holds runs of another audit") as refused:
         audit_dpsgd(target=other, canary="crafted", threat="black-box", runs=12, execution=Execution(store=store, resume=True))
     assert "\n" not in str(refused.value)
-    assert {p.name: p.read_bytes() for p in store.iterdir()} == saved
+    assert _files(store) == saved
     assert "fingerprint" in json.loads((store / "setup.json").read_text())
