@@ -102,8 +102,8 @@ def value_threshold_bound(cdf0, cdf1, scale: float, *, n: int, beta: float) -> f
     return event_bound(cdf0(t), cdf1(t), n=n, beta=beta)
 
 
-def best_achievable(mech: Mechanism, *, n: int, beta: float) -> tuple[float, float] | None:
-    """Return (best on the default pair, best over StatDP/DP-Sniper patterns) at n held-out samples, or None.
+def best_achievable(mech: Mechanism, *, n: int, beta: float, pair: tuple | None = None) -> tuple[float, float] | None:
+    """Return (best on `pair`, default the mechanism's own, best over StatDP/DP-Sniper patterns) at n held-out samples, or None.
 
     None for mechanisms without an exact computation here. Sparse vector
     needs cut-off c = 1 (DP-Sniper's setting); its patterns are
@@ -117,7 +117,7 @@ def best_achievable(mech: Mechanism, *, n: int, beta: float) -> tuple[float, flo
     if mech.name in SVT_SCALES and mech.params.get("cutoff") == 1:
         m = mech.params["num_queries"]
         candidates = [pair for _, pair in statdp_patterns(m) + split_patterns(m)]
-        default = svt_pair_bound(mech, mech.default_pair, n=n, beta=beta)
+        default = svt_pair_bound(mech, mech.default_pair if pair is None else pair, n=n, beta=beta)
         return default, max([default] + [svt_pair_bound(mech, p, n=n, beta=beta) for p in candidates])
     if mech.name == "noisy_max_with_value":
         scale = 2.0 / mech.params["epsilon"]

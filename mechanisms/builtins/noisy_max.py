@@ -27,7 +27,8 @@ def _noisy(data: np.ndarray, scale: float, size: int, rng: np.random.Generator) 
     noise = rng.standard_exponential((size, len(answers)))
     noise -= rng.standard_exponential((size, len(answers)))
     noise *= scale
-    return noise + answers
+    noise += answers
+    return noise
 
 
 def _check(owner: str, epsilon: float, num_queries: int) -> tuple[float, int]:
@@ -78,7 +79,8 @@ def noisy_max_with_value(*, epsilon: float = 1.0, num_queries: int = 5) -> Mecha
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         noisy = _noisy(data, 2.0 / eps, size, rng)
-        return np.column_stack([np.argmax(noisy, axis=1), noisy.max(axis=1)])
+        index = np.argmax(noisy, axis=1)
+        return np.column_stack([index, np.take_along_axis(noisy, index[:, None], axis=1)[:, 0]])
 
     return Mechanism(
         name="noisy_max_with_value",
