@@ -9,8 +9,8 @@ variance q(1 − q)·Σ_i ⟨c_i, u⟩². A user's model is a black box, so the
 rows' gradients come from their losses by forward differences, on the
 canaries' support only (the projection needs nothing else); each row's clip
 factor min(1, C/‖g_i‖) is taken at θ₀ of the run, from its whole gradient
-(P + 1 loss calls on the data, once per run; skipped, factor 1, above
-MAX_PARAMETERS). Precision only decides how much is certified: the
+(P + 1 loss calls on the data, once per θ₀ in a process; skipped, factor
+1, above MAX_PARAMETERS). Precision only decides how much is certified: the
 prediction reads the released iterates and inputs fixed before the game,
 never which canaries joined the run, so scores built on it are as sound as any.
 """
@@ -26,6 +26,8 @@ from dpaudit.mechanisms.dpsgd.data import TrainingData
 __all__ = ["MAX_PARAMETERS", "user_data_moments"]
 
 MAX_PARAMETERS = 5000
+FACTORS_KEPT = 8
+_FACTORS: dict[tuple, tuple[TrainingData, np.ndarray]] = {}
 
 
 def user_data_moments(thetas: np.ndarray, directions: list[np.ndarray], support: np.ndarray, *,
@@ -49,8 +51,21 @@ def user_data_moments(thetas: np.ndarray, directions: list[np.ndarray], support:
 
 def _clip_factors(theta: np.ndarray, *, losses: Callable[..., np.ndarray], data: TrainingData,
                   clip_norm: float) -> np.ndarray:
-    """Return each row's clip factor min(1, C/‖g_i(θ)‖) from its whole gradient (1 for models above MAX_PARAMETERS)."""
+    """Return each row's clip factor min(1, C/‖g_i(θ)‖) from its whole gradient (1 for models above MAX_PARAMETERS).
+
+    Computed once per (θ, losses, data, C) in a process and kept (read-only)
+    for the next FACTORS_KEPT: the runs of a game that start from one θ₀ share them.
+    """
     if np.size(theta) > MAX_PARAMETERS:
         return np.ones(data.rows)
-    norms = np.linalg.norm(loss_gradients(losses, theta, data.x, data.y, np.arange(np.size(theta)), central=False), axis=1)
-    return np.minimum(1.0, clip_norm / np.maximum(norms, 1e-12))
+    key = (np.asarray(theta, dtype=np.float64).tobytes(), losses, id(data), float(clip_norm))
+    kept = _FACTORS.get(key)
+    if kept is None or kept[0] is not data:
+        norms = np.linalg.norm(loss_gradients(losses, theta, data.x, data.y, np.arange(np.size(theta)), central=False),
+                               axis=1)
+        factors = np.minimum(1.0, clip_norm / np.maximum(norms, 1e-12))
+        factors.setflags(write=False)
+        kept = _FACTORS[key] = (data, factors)
+        while len(_FACTORS) > FACTORS_KEPT:
+            _FACTORS.pop(next(iter(_FACTORS)))
+    return kept[1]
