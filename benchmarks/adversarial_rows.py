@@ -10,9 +10,11 @@ canary's per-step projection x_t of the update on its gradient direction,
 in units of the step's noise (the setting-free white-box statistic of
 `attacks/dpsgd/user_scores.py`, unweighted). Printed: the standardised gap
 of Σ_t x_t between runs with and without the canary, and the mean gap of
-x_t over the first and the last ten steps. A batch-sum bug on rows that
-stay against the canary would show a gap near twice the correct loop's;
-rows that training fits lose that effect.
+x_t over the first and the last ten steps, and the mean x_t of the runs
+without the canary over the same steps (the data's part along the
+canary's direction: negative while the rows push against it). A batch-sum
+bug on rows that stay against the canary would show a gap near twice the
+correct loop's; rows that training fits lose that effect.
 
 Run: python benchmarks/adversarial_rows.py [--runs 100] [--seed 1]   (about a minute)
 """
@@ -70,7 +72,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1, help="seed of the datasets, canaries and runs (default 1)")
     args = parser.parse_args()
     table = Table(title=f"Largest crafted canary, {args.runs} runs in and {args.runs} out, seed {args.seed}")
-    for column in ("loop", "dataset", "standardised gap of Σ x_t", "gap of x_t, steps 1–10", "gap of x_t, steps 41–50"):
+    for column in ("loop", "dataset", "standardised gap of Σ x_t", "gap of x_t, steps 1–10", "gap of x_t, steps 41–50",
+                   "x_t without it, steps 1–10", "x_t without it, steps 41–50"):
         table.add_column(column, justify="right")
     with np.errstate(divide="ignore", invalid="ignore"):
         for bug in (None, "batch-sum"):
@@ -79,7 +82,9 @@ def main() -> None:
                 sums = {member: x[member].sum(axis=1) for member in x}
                 gap = (sums[True].mean() - sums[False].mean()) / np.sqrt((sums[True].var() + sums[False].var()) / 2)
                 steps = x[True].mean(axis=0) - x[False].mean(axis=0)
-                table.add_row(bug or "correct", label, f"{gap:.2f}", f"{steps[:10].mean():.3f}", f"{steps[-10:].mean():.3f}")
+                out = x[False].mean(axis=0)
+                table.add_row(bug or "correct", label, f"{gap:.2f}", f"{steps[:10].mean():.3f}", f"{steps[-10:].mean():.3f}",
+                              f"{out[:10].mean():.3f}", f"{out[-10:].mean():.3f}")
     Console(width=140).print(table)
 
 

@@ -15,7 +15,7 @@ screening μ̂ and ε. The ideal rows are the same threshold estimator on 1000
 runs of simulated optimal white-box scores of the same mechanism (a canary
 gradient of norm exactly C, per-step likelihood ratio).
 
-Run: python benchmarks/user_dpsgd.py [--runs 1000]   (about 30 minutes on 2 cores)
+Run: python benchmarks/user_dpsgd.py [--runs 1000]   (about 13 minutes, in process)
 """
 
 from __future__ import annotations
