@@ -4,9 +4,10 @@ DP-Sniper (Bichsel, Steffen, Bogunovic, Vechev, IEEE S&P 2021, Table 2) used
 2·10⁸ samples per dataset and 90% confidence; here each mechanism gets a
 fixed budget of outputs per dataset (`trials` of its row: the smallest of
 10⁷, 2·10⁷ and 5·10⁷ at which seed 0's bound reaches DP-Sniper's measured
-one where the bound is tight, 10⁵ for the broken mechanisms whose bound
-exceeds DP-Sniper's by far at 10⁵ already; `--trials` overrides), the same
-confidence, and the mechanism's default (worst-case) pair with DP-Sniper's
+one where the bound is tight (5·10⁷ where none does), 10⁵ for the broken
+mechanisms whose bound exceeds DP-Sniper's by far at 10⁵ already;
+`--trials` overrides), the same confidence, and the mechanism's default
+(worst-case) pair, or the pattern `PATTERNS` names, with DP-Sniper's
 parameters (5 queries for report-noisy-max, 10 queries with c = 1 for
 sparse vector). Reference numbers: REFERENCES.md §5.
 
