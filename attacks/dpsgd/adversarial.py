@@ -24,20 +24,35 @@ A correct loop treats these rows as any rows: its claim holds on this
 dataset as on any other, so the audit stays sound; what this dataset
 reveals is clipping of a sum of examples (a batch's, a microbatch's) rather
 than of each example.
+
+`batch_adversarial_dataset` goes further for loops whose training would
+soon fit a few such rows: UNITS units, each one row −a·e_j of the canary's
+label y and one all-zero row of every other label. At uniform predictions
+(softmax regression at θ₀) the bias gradients of a unit sum to zero
+(Σ_k (p − e_k) = 0), so a unit's gradient lies exactly against the canary's
+weights; with UNITS·classes rows a step moves the model by about C/(q·n),
+too little to fit them in a few dozen steps, and each batch holds about
+q·UNITS of them. Without C, a row's gradient reaches ROW_NORM and the
+canary's CANARY_RATIO times that (more than q·UNITS rows at q ≤ 0.2), so
+the batch's sum points against the canary with norm above C for C up to
+about q·UNITS·ROW_NORM, and the canary turns it around.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from dpaudit.attacks.dpsgd.canaries import DPSGDCanaries
-from dpaudit.attacks.dpsgd.clip_reach import MAGNITUDES, reaching_canaries, target_norms
+from dpaudit.attacks.dpsgd.clip_reach import MAGNITUDES, REACH, reaching_canaries, target_norms
 from dpaudit.attacks.dpsgd.numeric_gradients import loss_gradients
 from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
 
-__all__ = ["ADVERSARIES", "adversarial_dataset"]
+__all__ = ["ADVERSARIES", "UNITS", "adversarial_dataset", "batch_adversarial_dataset"]
 
 ADVERSARIES = 30
 OPPOSED = -0.5  # a row's gradient at θ₀ has at most this cosine with its canary's
+UNITS = 100
+ROW_NORM = 2.0
+CANARY_RATIO = 32.0
 
 
 def adversarial_dataset(trainer: UserTrainer, rng: np.random.Generator, *, ladder: bool) -> tuple[UserTrainer, DPSGDCanaries]:
@@ -63,6 +78,28 @@ def adversarial_dataset(trainer: UserTrainer, rng: np.random.Generator, *, ladde
     rows = np.arange(len(x))
     x[rows, np.repeat(features, ADVERSARIES)] = -np.repeat(magnitudes, ADVERSARIES)
     return trainer.on_data(x, np.repeat(labels, ADVERSARIES)), canaries
+
+
+def batch_adversarial_dataset(trainer: UserTrainer, rng: np.random.Generator) -> tuple[UserTrainer, DPSGDCanaries] | None:
+    """Return `trainer` on UNITS units against one crafted canary (see the module), and that canary; None when the
+    canary's loss is not finite at any magnitude above 0 (its input would be all zeros, which no row opposes).
+
+    Norms at θ₀ of a probe run (outside the game): a row's REACH·C with C
+    stated, else ROW_NORM; the canary's CANARY_RATIO times a row's.
+    """
+    theta0 = trainer.initial(np.random.default_rng(rng.integers(2**63)))
+    c = trainer.clip_norm
+    row_norm = ROW_NORM if c is None else REACH * c
+    canary = reaching_canaries(1, data=trainer.user_data, theta0=theta0, clip_norm=c, losses=trainer.losses, rng=rng,
+                               per_norm=True, norms=(CANARY_RATIO * row_norm,))
+    if canary.magnitudes[0] == 0:
+        return None
+    feature, label, classes = int(np.argmax(np.abs(canary.x[0]))), int(canary.y[0]), trainer.user_data.classes
+    magnitude = _opposing_magnitudes(canary, np.array([0]), np.array([feature]), np.array([row_norm]), theta0, trainer)[0]
+    unit = np.zeros((classes, trainer.user_data.features), dtype=np.float32)
+    unit[0, feature] = -magnitude
+    unit_labels = np.concatenate([[label], np.delete(np.arange(classes), label)])
+    return trainer.on_data(np.tile(unit, (UNITS, 1)), np.tile(unit_labels, UNITS)), canary
 
 
 def _opposing_magnitudes(canaries: DPSGDCanaries, opposed: np.ndarray, features: np.ndarray, wanted: np.ndarray,

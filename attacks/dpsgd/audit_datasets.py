@@ -12,6 +12,10 @@ which a bug shows most (Nasr, Song, Thakurta, Papernot, Carlini, IEEE S&P
 - FEW_ROWS of the user's rows: the same for a loop that needs data;
 - "adversarial" (`adversarial`): rows against each crafted canary, which
   show clipping of a batch's sum instead of each example;
+- "batch-adversarial" (`adversarial`): units of a row against one crafted
+  canary and zero rows of the other labels, too many for training to fit,
+  so that every batch's sum points against the canary (the same bug, where
+  training would fit the few "adversarial" rows);
 - "user": the user's own data, as trained in practice (bugs that depend on
   the data's gradients, e.g. on their norms).
 
@@ -24,16 +28,16 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from dpaudit.attacks.dpsgd.adversarial import ADVERSARIES, adversarial_dataset
+from dpaudit.attacks.dpsgd.adversarial import ADVERSARIES, UNITS, adversarial_dataset, batch_adversarial_dataset
 from dpaudit.attacks.dpsgd.canaries import AUTO, CRAFTED, MISLABELLED, DPSGDCanaries
 from dpaudit.attacks.dpsgd.user_canaries import user_canaries
 from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
 
-__all__ = ["ADVERSARIAL", "AUTO", "CANARIES_ONLY", "FEW_ROWS", "USER_DATA", "AuditDataset", "candidate_datasets",
+__all__ = ["ADVERSARIAL", "AUTO", "BATCH_ADVERSARIAL", "CANARIES_ONLY", "FEW_ROWS", "USER_DATA", "AuditDataset", "candidate_datasets",
            "user_dataset"]
 
-USER_DATA, CANARIES_ONLY, ADVERSARIAL = "user", "canaries", "adversarial"
+USER_DATA, CANARIES_ONLY, ADVERSARIAL, BATCH_ADVERSARIAL = "user", "canaries", "adversarial", "batch-adversarial"
 FEW_ROWS = 2
 
 
@@ -49,20 +53,15 @@ class AuditDataset:
 
 def user_dataset(target: UserTrainer, dataset: str | int, kind: str, m: int, rng: np.random.Generator, *,
                  ladder: bool, dirac_target: str) -> AuditDataset:
-    """Return the dataset `dataset` names ("user", "canaries", "adversarial" or k rows drawn from `rng`) with its canaries.
+    """Return the dataset `dataset` names ("user", "canaries", "adversarial", "batch-adversarial" or k rows drawn
+    from `rng`) with its canaries.
 
     Raises:
-        InvalidParameterError: "adversarial" with canaries other than crafted ones.
+        InvalidParameterError: an adversarial dataset with canaries other than crafted ones, or "batch-adversarial"
+            for losses that are not finite on any crafted input.
     """
-    if dataset == ADVERSARIAL:
-        if kind != CRAFTED:
-            raise InvalidParameterError(
-                f"The adversarial dataset holds rows whose gradients oppose crafted canaries'; got {kind!r} canaries "
-                "(use canary='crafted', or another dataset)."
-            )
-        trainer, canaries = adversarial_dataset(target, rng, ladder=ladder)
-        label = f"adversarial: {ADVERSARIES} rows against each crafted canary ({trainer.data.rows} rows)"
-        return AuditDataset(ADVERSARIAL, label, trainer, canaries)
+    if dataset in (ADVERSARIAL, BATCH_ADVERSARIAL):
+        return _adversarial(target, dataset, kind, rng, ladder=ladder)
     n = target.data.rows
     if dataset == CANARIES_ONLY:
         trainer, label = target.on_rows(np.arange(0)), "the canaries alone"
@@ -74,19 +73,57 @@ def user_dataset(target: UserTrainer, dataset: str | int, kind: str, m: int, rng
     return AuditDataset(dataset, label, trainer, user_canaries(kind, m, trainer, rng, ladder=ladder, target=dirac_target))
 
 
+def _adversarial(target: UserTrainer, dataset: str, kind: str, rng: np.random.Generator, *, ladder: bool) -> AuditDataset:
+    """Return the "adversarial" or "batch-adversarial" dataset of crafted canaries (see `user_dataset`)."""
+    if kind != CRAFTED:
+        raise InvalidParameterError(
+            f"The {dataset} dataset holds rows whose gradients oppose crafted canaries'; got {kind!r} canaries "
+            "(use canary='crafted', or another dataset)."
+        )
+    if dataset == ADVERSARIAL:
+        trainer, canaries = adversarial_dataset(target, rng, ladder=ladder)
+        label = f"adversarial: {ADVERSARIES} rows against each crafted canary ({trainer.data.rows} rows)"
+        return AuditDataset(ADVERSARIAL, label, trainer, canaries)
+    made = _batch_adversarial(target, rng)
+    if made is None:
+        raise InvalidParameterError(
+            f"The losses of {target.name} are not finite on any crafted input, so no row can oppose a batch-adversarial "
+            "canary; use another dataset."
+        )
+    return made
+
+
+def _batch_adversarial(target: UserTrainer, rng: np.random.Generator) -> AuditDataset | None:
+    """Return the "batch-adversarial" dataset and its canary, or None when no crafted input has a finite loss."""
+    made = batch_adversarial_dataset(target, rng)
+    if made is None:
+        return None
+    trainer, canaries = made
+    label = (f"batch-adversarial: {UNITS} units of a row against the canary and a zero row of each other label "
+             f"({trainer.data.rows} rows)")
+    return AuditDataset(BATCH_ADVERSARIAL, label, trainer, canaries)
+
+
 def candidate_datasets(target: UserTrainer, kind: str, rng: np.random.Generator, *, dirac_target: str) -> list[AuditDataset]:
     """Return the datasets `dataset="auto"` screens, each with its ladder of canaries: those that apply and train.
 
     The canaries alone (not for mislabelled canaries, which are rows of the
-    data), FEW_ROWS rows, the adversarial rows (crafted canaries) and the
-    user's data. A dataset on which the loop fails in a probe run (outside
-    the game: all its canaries in, then none) is left out, e.g. the empty
-    one for a loop that cannot train on no rows.
+    data), FEW_ROWS rows, the two adversarial datasets (crafted canaries) and
+    the user's data. A dataset that cannot be built, or on which the loop
+    fails in a probe run (outside the game: all its canaries in, then none),
+    is left out, e.g. the empty one for a loop that cannot train on no rows.
     """
     keys = [*([CANARIES_ONLY] if kind != MISLABELLED else []), FEW_ROWS,
-            *([ADVERSARIAL] if kind == CRAFTED else []), USER_DATA]
-    made = [user_dataset(target, key, kind, 1, rng, ladder=True, dirac_target=dirac_target) for key in keys]
-    return [dataset for dataset in made if _trains(dataset, rng)]
+            *([ADVERSARIAL, BATCH_ADVERSARIAL] if kind == CRAFTED else []), USER_DATA]
+    made = [_built(target, key, kind, rng, dirac_target) for key in keys]
+    return [dataset for dataset in made if dataset is not None and _trains(dataset, rng)]
+
+
+def _built(target: UserTrainer, key: str | int, kind: str, rng: np.random.Generator, dirac_target: str) -> AuditDataset | None:
+    """Return the candidate dataset `key` with its ladder of canaries, or None when it cannot be built."""
+    if key == BATCH_ADVERSARIAL:
+        return _batch_adversarial(target, rng)
+    return user_dataset(target, key, kind, 1, rng, ladder=True, dirac_target=dirac_target)
 
 
 def _trains(dataset: AuditDataset, rng: np.random.Generator) -> bool:

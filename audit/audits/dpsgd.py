@@ -15,7 +15,7 @@ import functools
 from typing import Any
 
 import numpy as np
-from dpaudit.attacks.dpsgd.audit_datasets import ADVERSARIAL, AUTO, CANARIES_ONLY, USER_DATA
+from dpaudit.attacks.dpsgd.audit_datasets import ADVERSARIAL, AUTO, BATCH_ADVERSARIAL, CANARIES_ONLY, USER_DATA
 from dpaudit.attacks.dpsgd.canaries import CRAFTED, DIRAC, QUIET
 from dpaudit.attacks.dpsgd.game import DPAUDIT, PROBE_STREAM
 from dpaudit.attacks.dpsgd.scores import LOSS, THREATS, WHITE_BOX
@@ -35,7 +35,7 @@ from dpaudit.validation import check_int
 
 __all__ = ["DPSGDInterrupted", "audit_dpsgd"]
 
-DATASET_CHOICES = (AUTO, USER_DATA, CANARIES_ONLY, ADVERSARIAL)
+DATASET_CHOICES = (AUTO, USER_DATA, CANARIES_ONLY, ADVERSARIAL, BATCH_ADVERSARIAL)
 BESIDE = "gdp"  # the estimator reported beside an assumption-free bound of a multi-run game
 
 DPSGDInterrupted = Interrupted
@@ -76,10 +76,12 @@ def audit_dpsgd(
         scorer: black-box score of input canaries: "loss" or "loss-difference".
         runs: shorthand for `game=MultiRun(runs)`.
         dataset: what a user's loop trains on besides the canaries: "auto" (the default: the
-            canaries alone, a few rows, adversarial rows and your data are screened on runs of
-            their own, and the best is audited), "user" (your data), an int k (k of your rows,
-            drawn from the seed), "canaries" (the canaries alone) or "adversarial" (rows whose
-            gradients oppose each crafted canary's). Sound for each: the claim is for every dataset.
+            canaries alone, a few rows, both adversarial datasets and your data are screened on runs
+            of their own, and the best is audited), "user" (your data), an int k (k of your rows,
+            drawn from the seed), "canaries" (the canaries alone), "adversarial" (rows whose
+            gradients oppose each crafted canary's) or "batch-adversarial" (units of a row against
+            one crafted canary and zero rows of the other labels, so that every batch's sum opposes
+            it). Sound for each: the claim is for every dataset.
             dpaudit's trainer and Opacus train on `config.data` ("auto" and "user" mean it).
         execution: where the runs go (`Execution`: Dask workers or scheduler, progress, the run store).
         seed: one seed for θ₀, the canaries, the datasets, every run and the estimator.
@@ -137,7 +139,8 @@ def _dataset(dataset: Any, target: DPSGDTarget, game: Game, owner: str) -> str |
         raise InvalidParameterError(
             f"The 'dataset' parameter of {owner} (--data for a module:attr target) picks what a UserTrainer trains on: "
             f"'{AUTO}' (screened), '{USER_DATA}' (its data), '{CANARIES_ONLY}' (the canaries alone), '{ADVERSARIAL}' "
-            f"(rows against the canaries) or an int k ≥ 1 (k of its rows); got {dataset!r} instead."
+            f"(rows against the canaries), '{BATCH_ADVERSARIAL}' (units against one canary) or an int k ≥ 1 (k of its rows); "
+            f"got {dataset!r} instead."
         )
     if dataset not in (AUTO, USER_DATA) and not target.picks_dataset:
         raise InvalidParameterError(

@@ -86,24 +86,28 @@ class DPSGDAttack:
                        execution=execution, bound=self.bound, delta=delta,
                        store_of=functools.partial(self._screening_store, execution))
         facts = {"dataset": found.dataset.label, "dataset_choice": "auto: the arm of highest AUC on screening runs",
-                 "datasets_played": [c.label for c in candidates], "screening": list(found.arms)}
+                 "datasets_played": [c.label for c in candidates], "screening": list(found.arms),
+                 **({"screening_failed": list(found.failed)} if found.failed else {})}
         return found.dataset.trainer, None, found.dataset.canaries.only(found.arm), facts
 
-    def _screening_store(self, execution: Execution, d: int, candidate: AuditDataset, runs: int) -> RunStore | None:
-        """Return where candidate d's screening runs are saved: the subfolder screening-d of the results folder."""
+    def _screening_store(self, execution: Execution, d: int, candidate: AuditDataset, runs: int,
+                         stage: int) -> RunStore | None:
+        """Return where candidate d's screening runs of `stage` are saved: the subfolder screening-d (a finalist's second
+        stage: screening-d-stage) of the results folder."""
         setup = self._fingerprinted(MultiRun(runs), candidate.canaries.size, candidate.canaries, candidate.trainer.data,
-                                    True, screening=candidate.label)
-        return execution.run_store(setup, part=f"screening-{d}")
+                                    True, screening=candidate.label, stage=stage)
+        return execution.run_store(setup, part=f"screening-{d}" + (f"-{stage}" if stage else ""))
 
     def _fingerprinted(self, game: Game, m: int, made: DPSGDCanaries, data: Any, dataset: bool,
-                       screening: str | None = None) -> dict[str, Any]:
+                       screening: str | None = None, stage: int = 0) -> dict[str, Any]:
         """Return the run store's setup: everything that determines the runs (`screening`: the screened dataset's
-        runs), with their fingerprint."""
+        runs of `stage`), with their fingerprint."""
         one = isinstance(game, OneRun)
         setup = {"config": self.config.to_dict(), "target": self.target.label, "canary": self.canary,
                  "dirac_target": self.dirac_target, "threat": self.threat, "score": self.scorer, "one_run": one,
                  "runs": 1 if one else game.runs, "canaries": m, "seed": self.seed,
-                 **({"dataset": self.dataset} if dataset else {}), **({"screening": screening} if screening else {})}
+                 **({"dataset": self.dataset} if dataset else {}), **({"screening": screening} if screening else {}),
+                 **({"stage": stage} if stage else {})}
         setup["fingerprint"] = fingerprint(setup=setup, target=self.target.identity(), canaries=made,
                                            trained_on=(data.x, data.y), game=game)
         return setup

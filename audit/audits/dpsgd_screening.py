@@ -5,7 +5,13 @@ rows, adversarial rows, the user's data) is played with its ladder of
 canaries on SCREEN_FRACTION of the audit's runs (at least MIN_SCREEN),
 each run seeded by child (SCREEN_STREAM, d, i) of the audit's seed, and
 every (dataset, canary) arm is scored by the AUC of its scores (μ̂ =
-√2·Φ⁻¹(AUC)). The arm with the highest μ̂ is the one the audit plays,
+√2·Φ⁻¹(AUC)). With one round, μ̂ of some ten arms on a few hundred runs
+each is noisy enough (standard error near 0.14) that the highest is often
+a weak arm's lucky draw; so, as in successive halving (Jamieson and
+Talwalkar, AISTATS 2016), the FINALISTS datasets whose best arm ranks
+highest play RESCREEN times as many runs again (children (SCREEN_STREAM,
+d, RESCREEN_ROUND, i)), and their arms are ranked on all their screening
+runs. The arm with the highest μ̂ is the one the audit plays,
 alone, on the full runs, whose seeds (RUN_STREAM, i) and membership draws
 are fresh. The choice reads only the screening runs, independent of the
 game's, so the game's bound keeps its full confidence: this is the
@@ -23,28 +29,35 @@ import numpy as np
 from dpaudit.attacks.dpsgd.audit_datasets import AuditDataset
 from dpaudit.attacks.dpsgd.game import SCREEN_STREAM, DPSGDGame
 from dpaudit.attacks.games import MultiRun
+from dpaudit.attacks.observations import Observations
 from dpaudit.audit.audits.dpsgd_runs import multi_run
 from dpaudit.audit.estimators.certify import Bound, certify
 from dpaudit.audit.estimators.projected_runs import auc_mu
 from dpaudit.audit.execution.execution import Execution
 from dpaudit.audit.execution.run_store import RunStore
+from dpaudit.errors import MechanismError
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 
 __all__ = ["MIN_SCREEN", "SCREEN_FRACTION", "Screening", "screen"]
 
-StoreOf = Callable[[int, AuditDataset, int], Optional[RunStore]]
-"""Where candidate d's screening runs are saved: `store_of(d, candidate, runs)`."""
+StoreOf = Callable[[int, AuditDataset, int, int], Optional[RunStore]]
+"""Where candidate d's screening runs of a stage (0, or RESCREEN_ROUND: a finalist's) go: `store_of(d, candidate, runs, stage)`."""
 SCREEN_FRACTION = 0.2
 MIN_SCREEN = 10
+FINALISTS = 2
+RESCREEN = 2
+RESCREEN_ROUND = 1
 
 
 @dataclasses.dataclass(frozen=True)
 class Screening:
-    """What screening chose (a dataset and its canary `arm`) and what every arm gave (the report's rows)."""
+    """What screening chose (a dataset and its canary `arm`), what every arm gave (the report's rows) and the datasets
+    on which the loop failed (`failed`: "label: why")."""
 
     dataset: AuditDataset
     arm: int
     arms: tuple[dict[str, Any], ...]
+    failed: tuple[str, ...] = ()
 
 
 def screen_runs(runs: int) -> int:
@@ -54,29 +67,67 @@ def screen_runs(runs: int) -> int:
 
 def screen(candidates: list[AuditDataset], *, config: DPSGDConfig, threat: str, scorer: str, runs: int,
            game_rng: np.random.Generator, estimator_rng: np.random.Generator, seed: int, execution: Execution,
-           bound: Bound, delta: float, store_of: StoreOf = lambda d, candidate, runs: None) -> Screening:
-    """Return the (dataset, canary) arm of highest screening μ̂, with each arm's μ̂ and screening bound.
+           bound: Bound, delta: float, store_of: StoreOf = lambda d, candidate, runs, stage: None) -> Screening:
+    """Return the finalists' (dataset, canary) arm of highest screening μ̂, with each arm's μ̂ and screening bound.
 
     Inputs: the candidates (fixed before any run), screening runs of their
     own seeds, membership drawn from `game_rng`. Sound for the game that
     follows whatever it returns: its runs and membership are drawn afresh.
-    `store_of(d, candidate, runs)`: where candidate d's screening runs are
-    saved as they finish (None: nowhere), so that a resumed audit replays none.
+    `store_of(d, candidate, runs, stage)`: where candidate d's screening runs
+    of a stage are saved as they finish (None: nowhere), so that a resumed
+    audit replays none.
     """
     count = screen_runs(runs)
+
+    def play(d: int, stage: int, runs: int) -> tuple[Observations, ...]:
+        candidate = candidates[d]
+        game = DPSGDGame(config, candidate.trainer, candidate.canaries, None, threat, scorer)
+        stream = (SCREEN_STREAM, d) + ((stage,) if stage else ())
+        played = multi_run(game, runs, game_rng, seed, store_of(d, candidate, runs, stage), execution, stream=stream,
+                           label=f"screening {candidate.key}" + (" (finalist)" if stage else ""))
+        return played if isinstance(played, tuple) else (played,)
+
+    arms, failed = {}, []
+    for d in range(len(candidates)):
+        _play_or_drop(lambda: play(d, 0, count), d, candidates, arms, failed)
+    if not arms:
+        raise MechanismError(f"The loop failed on every dataset screened: {'; '.join(failed)}")
+    finalists = sorted(arms, key=lambda d: -max(auc_mu(obs) for obs in arms[d]))[:FINALISTS]
+    for d in finalists if len(arms) > 1 else ():
+        first = arms[d]
+        _play_or_drop(lambda: tuple(map(_pooled, first, play(d, RESCREEN_ROUND, RESCREEN * count))), d, candidates,
+                      arms, failed)
+    finalists = [d for d in finalists if d in arms] or list(arms)
     rows, best = [], (-np.inf, 0, 0)
     for d, candidate in enumerate(candidates):
-        game = DPSGDGame(config, candidate.trainer, candidate.canaries, None, threat, scorer)
-        played = multi_run(game, count, game_rng, seed, store_of(d, candidate, count), execution, stream=(SCREEN_STREAM, d),
-                           label=f"screening {candidate.key}")
-        for j, obs in enumerate(played if isinstance(played, tuple) else (played,)):
+        for j, obs in enumerate(arms.get(d, ())):
             mu = auc_mu(obs)
-            lower = certify(obs, MultiRun(count), bound, delta=delta, rng=estimator_rng)
-            rows.append({"dataset": candidate.label, "canary": j, **_magnitude(candidate, j), "screening_runs": count,
+            lower = certify(obs, MultiRun(obs.size), bound, delta=delta, rng=estimator_rng)
+            rows.append({"dataset": candidate.label, "canary": j, **_magnitude(candidate, j), "screening_runs": obs.size,
                          "screening_mu": round(mu, 4), "screening_epsilon": round(lower.epsilon, 4)})
-            if mu > best[0]:
+            if d in finalists and mu > best[0]:
                 best = (mu, d, j)
-    return Screening(candidates[best[1]], best[2], tuple(rows))
+    return Screening(candidates[best[1]], best[2], tuple(rows), tuple(failed))
+
+
+def _play_or_drop(play: Callable[[], tuple[Observations, ...]], d: int, candidates: list[AuditDataset],
+                  arms: dict[int, tuple[Observations, ...]], failed: list[str]) -> None:
+    """Set `arms[d]` to what `play` returns; when the loop fails on candidate d (a run raises), drop it and say why.
+
+    A loop may fail on a dataset only now and then (an empty Poisson batch
+    on a few rows), after the probe runs passed; the auditor's other
+    datasets still stand.
+    """
+    try:
+        arms[d] = play()
+    except MechanismError as error:
+        arms.pop(d, None)
+        failed.append(f"{candidates[d].label}: {error}")
+
+
+def _pooled(first: Observations, second: Observations) -> Observations:
+    """Return the scores of both rounds of one arm as one sample."""
+    return Observations(np.concatenate([first.scores, second.scores]), np.concatenate([first.truth, second.truth]))
 
 
 def _magnitude(candidate: AuditDataset, arm: int) -> dict[str, float]:

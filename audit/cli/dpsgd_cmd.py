@@ -73,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _dataset(value: str | None) -> str | int:
-    """Return what a user's trainer trains on: "auto" (the default), "user", "canaries", "adversarial", or a number of its rows."""
+    """Return what a user's trainer trains on: "auto" (the default), "user", "canaries", "adversarial",
+    "batch-adversarial", or a number of its rows."""
     if value is None:
         return "auto"
     return int(value) if value.isdigit() else value
@@ -104,7 +105,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           help=f"{' or '.join(DATASETS)} for dpaudit's trainer and Opacus (default {DEFAULTS.data}); for your "
                                "own trainer (module:attr): auto (the default: the canaries alone, a few rows, adversarial rows and "
                                "your data screened, the best audited), user (your data), canaries (the canaries alone), "
-                               "adversarial (rows against the canaries) or N (N of your rows)")
+                               "adversarial (rows against the canaries), batch-adversarial (units against one canary, so "
+                               "that every batch opposes it) or N (N of your rows)")
     training.add_argument("--noise-multiplier", type=float, default=DEFAULTS.noise_multiplier, help="σ (default 1)")
     training.add_argument("--clip-norm", type=float, default=DEFAULTS.clip_norm, help="C (default 1)")
     training.add_argument("--sample-rate", type=float, default=DEFAULTS.sample_rate, help="q (default 256/1797)")

@@ -9,7 +9,7 @@ import pytest
 from dpaudit.attacks.games import MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.audits.dpsgd import audit_dpsgd
-from dpaudit.audit.audits.dpsgd_screening import screen_runs
+from dpaudit.audit.audits.dpsgd_screening import FINALISTS, RESCREEN, screen_runs
 from dpaudit.audit.audits.membership import Played, Subject, run_membership_audit
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.mechanisms import Claim
@@ -36,13 +36,35 @@ def _target(steps, batch=None, stated=False):
 def test_auto_names_the_dataset_it_audited_and_what_every_screened_arm_gave():
     result = audit_dpsgd(target=_target(steps=5, batch=180.0), threat="white-box", canary="crafted", runs=30, seed=0)
     attack = result.attack
-    assert attack["datasets_played"][0] == "the canaries alone" and len(attack["datasets_played"]) == 4
+    assert attack["datasets_played"][0] == "the canaries alone" and len(attack["datasets_played"]) == 5
     assert attack["dataset"] in attack["datasets_played"]
-    assert len(attack["screening"]) == 4 * 3  # every dataset with its ladder of three canaries
-    assert {row["screening_runs"] for row in attack["screening"]} == {screen_runs(30)}
+    assert len(attack["screening"]) == 4 * 3 + 1  # every dataset with its ladder of three canaries; batch-adversarial: one
+    runs = {row["dataset"]: row["screening_runs"] for row in attack["screening"]}
+    finalists = [d for d, n in runs.items() if n == (1 + RESCREEN) * screen_runs(30)]
+    assert len(finalists) == FINALISTS and attack["dataset"] in finalists
+    assert sorted(runs.values()).count(screen_runs(30)) == len(runs) - FINALISTS
     assert len(attack["canary_magnitudes"]) == 1 and "best of" not in result.lower_bound.method
     assert result.beside is not None and result.beside.assumption is not None
-    assert "screening 12" in dict(result.rows())
+    assert "screening 13" in dict(result.rows())
+
+
+def test_a_dataset_the_loop_fails_on_after_its_probe_runs_is_dropped_from_screening_and_named():
+    train, calls = loops.make_train(sigma=SIGMA, rate=RATE, steps=3, lr=LR, batch=180.0), []
+
+    def fails_on_few_rows_after_two_calls(x, y, rng):  # the probe's two runs pass, screening's fail
+        calls.append(len(y))
+        if len(y) <= 3 and calls.count(len(y)) > 2:
+            raise ValueError("an empty batch")
+        return train(x, y, rng)
+
+    event = poisson_event(SIGMA, RATE, 3)
+    target = UserTrainer(train=fails_on_few_rows_after_two_calls, losses=loops.losses, x=DIGITS.x, y=DIGITS.y,
+                         claim=Claim(pld_epsilon(event, 1e-5), 1e-5), event=event)
+    attack = audit_dpsgd(target=target, threat="white-box", canary="crafted", runs=20, seed=0).attack
+    failed = attack["screening_failed"]
+    assert [text.split(":")[0] for text in failed] == ["the canaries alone", "2 of the user's 1797 rows (drawn from the seed)"]
+    assert "an empty batch" in failed[0] and attack["dataset"] not in [text.split(":")[0] for text in failed]
+    assert {row["dataset"] for row in attack["screening"]}.isdisjoint(text.split(":")[0] for text in failed)
 
 
 def test_a_named_dataset_is_not_screened_and_a_one_run_game_trains_on_the_users_data():
@@ -118,4 +140,5 @@ def test_screening_runs_are_saved_and_a_resumed_audit_replays_none_of_them(tmp_p
     for part, text in kept.items():
         now = (tmp_path / "cut" / part / "runs.jsonl").read_text()
         indices = [json.loads(line)["run"] for line in now.splitlines()]
-        assert now.startswith(text) and sorted(indices) == list(range(screen_runs(runs)))
+        stage_runs = screen_runs(runs) * (RESCREEN if part.count("-") == 2 else 1)
+        assert now.startswith(text) and sorted(indices) == list(range(stage_runs))
