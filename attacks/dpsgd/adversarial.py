@@ -36,23 +36,39 @@ q·UNITS of them. Without C, a row's gradient reaches ROW_NORM and the
 canary's CANARY_RATIO times that (more than q·UNITS rows at q ≤ 0.2), so
 the batch's sum points against the canary with norm above C for C up to
 about q·UNITS·ROW_NORM, and the canary turns it around.
+
+`dirac_adversaries` builds the same dataset in gradient space, for a Dirac
+canary e_j put into a user's Opacus loop through the hook, with its data:
+⌈BATCH_SHARE/q⌉ raw gradients −r·e_j, sampled like examples, so that a
+batch holds BATCH_SHARE of them on average. r is ROW_SCALE·C, or more, so
+that their sum outweighs the rows' summed gradient DOMINANCE times (its
+norm bounded from a probe run's first step); the canary's norm is twice
+their sum plus C. A clip of the batch's sum then holds it at −C along e_j
+without the canary and turns it to about +C with it. Raw gradients are the
+records of the gradient-space threat model the Dirac canary itself belongs
+to, and per-example clipping bounds each of them by C.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
-from dpaudit.attacks.dpsgd.canaries import DPSGDCanaries
+from dpaudit.attacks.dpsgd.canaries import DIRAC_SCALE, DPSGDCanaries
 from dpaudit.attacks.dpsgd.clip_reach import MAGNITUDES, REACH, reaching_canaries, target_norms
 from dpaudit.attacks.dpsgd.numeric_gradients import loss_gradients
 from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
 
-__all__ = ["ADVERSARIES", "UNITS", "adversarial_dataset", "batch_adversarial_dataset"]
+__all__ = ["ADVERSARIES", "UNITS", "adversarial_dataset", "batch_adversarial_dataset", "dirac_adversaries"]
 
 ADVERSARIES = 30
 OPPOSED = -0.5  # a row's gradient at θ₀ has at most this cosine with its canary's
 UNITS = 100
 ROW_NORM = 2.0
 CANARY_RATIO = 32.0
+BATCH_SHARE = 2.0
+ROW_SCALE = 2.0
+DOMINANCE = 4.0
 
 
 def adversarial_dataset(trainer: UserTrainer, rng: np.random.Generator, *, ladder: bool) -> tuple[UserTrainer, DPSGDCanaries]:
@@ -100,6 +116,22 @@ def batch_adversarial_dataset(trainer: UserTrainer, rng: np.random.Generator) ->
     unit[0, feature] = -magnitude
     unit_labels = np.concatenate([[label], np.delete(np.arange(classes), label)])
     return trainer.on_data(np.tile(unit, (UNITS, 1)), np.tile(unit_labels, UNITS)), canary
+
+
+def dirac_adversaries(canaries: DPSGDCanaries, sample_rate: float, data_norm: float) -> DPSGDCanaries:
+    """Return Dirac `canaries` (norm DIRAC_SCALE·C) rescaled, with a background of ⌈BATCH_SHARE/q⌉ gradients against each.
+
+    `sample_rate` q and `data_norm` (an upper bound on the norm of a batch's
+    summed gradient of the rows) come from a probe run outside the game.
+    """
+    grads = canaries.gradients.astype(np.float64)
+    units = grads / np.linalg.norm(grads, axis=1, keepdims=True)
+    clip = float(np.linalg.norm(grads[0])) / DIRAC_SCALE
+    row = max(ROW_SCALE * clip, DOMINANCE * data_norm / BATCH_SHARE)
+    count = int(np.ceil(BATCH_SHARE / sample_rate))
+    dtype = canaries.gradients.dtype
+    return dataclasses.replace(canaries, gradients=(units * (2 * BATCH_SHARE * row + clip)).astype(dtype),
+                               background=(-np.repeat(units, count, axis=0) * row).astype(dtype))
 
 
 def _opposing_magnitudes(canaries: DPSGDCanaries, opposed: np.ndarray, features: np.ndarray, wanted: np.ndarray,

@@ -10,8 +10,9 @@ which a bug shows most (Nasr, Song, Thakurta, Papernot, Carlini, IEEE S&P
   excess of one example's effect (noise not scaled by C, parameters left
   out of clipping, a sampling rate above the claimed one) shows in full;
 - FEW_ROWS of the user's rows: the same for a loop that needs data;
-- "adversarial" (`adversarial`): rows against each crafted canary, which
-  show clipping of a batch's sum instead of each example;
+- "adversarial" (`adversarial`): rows against each crafted canary, or raw
+  gradients against a Dirac canary through the hook, which show clipping of
+  a batch's sum instead of each example;
 - "batch-adversarial" (`adversarial`): units of a row against one crafted
   canary and zero rows of the other labels, too many for training to fit,
   so that every batch's sum points against the canary (the same bug, where
@@ -28,8 +29,14 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from dpaudit.attacks.dpsgd.adversarial import ADVERSARIES, UNITS, adversarial_dataset, batch_adversarial_dataset
-from dpaudit.attacks.dpsgd.canaries import AUTO, CRAFTED, MISLABELLED, DPSGDCanaries
+from dpaudit.attacks.dpsgd.adversarial import (
+    ADVERSARIES,
+    UNITS,
+    adversarial_dataset,
+    batch_adversarial_dataset,
+    dirac_adversaries,
+)
+from dpaudit.attacks.dpsgd.canaries import AUTO, CRAFTED, DIRAC, MISLABELLED, DPSGDCanaries
 from dpaudit.attacks.dpsgd.user_canaries import user_canaries
 from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
@@ -39,6 +46,7 @@ __all__ = ["ADVERSARIAL", "AUTO", "BATCH_ADVERSARIAL", "CANARIES_ONLY", "FEW_ROW
 
 USER_DATA, CANARIES_ONLY, ADVERSARIAL, BATCH_ADVERSARIAL = "user", "canaries", "adversarial", "batch-adversarial"
 FEW_ROWS = 2
+SAME_RATE = 0.01  # relative difference of a hooked loop's sampling rates taken as the same
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +69,7 @@ def user_dataset(target: UserTrainer, dataset: str | int, kind: str, m: int, rng
             for losses that are not finite on any crafted input.
     """
     if dataset in (ADVERSARIAL, BATCH_ADVERSARIAL):
-        return _adversarial(target, dataset, kind, rng, ladder=ladder)
+        return _adversarial(target, dataset, kind, rng, ladder=ladder, dirac_target=dirac_target)
     n = target.data.rows
     if dataset == CANARIES_ONLY:
         trainer, label = target.on_rows(np.arange(0)), "the canaries alone"
@@ -73,12 +81,22 @@ def user_dataset(target: UserTrainer, dataset: str | int, kind: str, m: int, rng
     return AuditDataset(dataset, label, trainer, user_canaries(kind, m, trainer, rng, ladder=ladder, target=dirac_target))
 
 
-def _adversarial(target: UserTrainer, dataset: str, kind: str, rng: np.random.Generator, *, ladder: bool) -> AuditDataset:
-    """Return the "adversarial" or "batch-adversarial" dataset of crafted canaries (see `user_dataset`)."""
+def _adversarial(target: UserTrainer, dataset: str, kind: str, rng: np.random.Generator, *, ladder: bool,
+                 dirac_target: str) -> AuditDataset:
+    """Return the "adversarial" dataset of crafted or Dirac canaries, or the "batch-adversarial" one of a crafted
+    canary (see `user_dataset`)."""
+    if dataset == ADVERSARIAL and kind == DIRAC:
+        made = user_canaries(DIRAC, 1, target, rng, ladder=ladder, target=dirac_target)
+        record = target.probe_here(np.random.default_rng(rng.integers(2**63)))
+        canaries = dirac_adversaries(made, record.settings["sample_rate"], float(np.linalg.norm(record.activity)))
+        label = f"adversarial: {len(canaries.background)} gradients against the Dirac canary, with the user's data"
+        return AuditDataset(ADVERSARIAL, label, target, canaries)
     if kind != CRAFTED:
+        kinds = "crafted or Dirac canaries' (canary='crafted' or 'dirac')" if dataset == ADVERSARIAL else \
+            "crafted canaries' (canary='crafted')"
         raise InvalidParameterError(
-            f"The {dataset} dataset holds rows whose gradients oppose crafted canaries'; got {kind!r} canaries "
-            "(use canary='crafted', or another dataset)."
+            f"The {dataset} dataset holds rows whose gradients oppose {kinds}; got {kind!r} canaries; "
+            "use another canary kind or dataset."
         )
     if dataset == ADVERSARIAL:
         trainer, canaries = adversarial_dataset(target, rng, ladder=ladder)
@@ -111,12 +129,29 @@ def candidate_datasets(target: UserTrainer, kind: str, rng: np.random.Generator,
     data), FEW_ROWS rows, the two adversarial datasets (crafted canaries) and
     the user's data. A dataset that cannot be built, or on which the loop
     fails in a probe run (outside the game: all its canaries in, then none),
-    is left out, e.g. the empty one for a loop that cannot train on no rows.
+    is left out, e.g. the empty one for a loop that cannot train on no rows;
+    so is, for Dirac canaries (a hooked loop, whose sampling rate its probe
+    runs show), one on which the loop samples at another rate than on the
+    user's data.
     """
     keys = [*([CANARIES_ONLY] if kind != MISLABELLED else []), FEW_ROWS,
-            *([ADVERSARIAL, BATCH_ADVERSARIAL] if kind == CRAFTED else []), USER_DATA]
+            *([ADVERSARIAL, BATCH_ADVERSARIAL] if kind == CRAFTED else [ADVERSARIAL] if kind == DIRAC else []), USER_DATA]
     made = [_built(target, key, kind, rng, dirac_target) for key in keys]
-    return [dataset for dataset in made if dataset is not None and _trains(dataset, rng)]
+    trained = [dataset for dataset in made if dataset is not None and _trains(dataset, rng)]
+    return [dataset for dataset in trained if _same_rate(dataset, target, rng)] if kind == DIRAC else trained
+
+
+def _same_rate(dataset: AuditDataset, target: UserTrainer, rng: np.random.Generator) -> bool:
+    """Return True when the hooked loop samples at the same rate on `dataset` as on the user's data (probe runs).
+
+    A loop that derives q from its data's size (Opacus: a fixed batch size
+    over n rows) samples every row at q = 1 on a few rows: a different
+    mechanism from the one its claim accounts for, which such a dataset
+    would refute without any bug in the code.
+    """
+    rates = [trainer.probe_here(np.random.default_rng(rng.integers(2**63))).settings["sample_rate"]
+             for trainer in (dataset.trainer, target)]
+    return abs(rates[0] - rates[1]) <= SAME_RATE * rates[1]
 
 
 def _built(target: UserTrainer, key: str | int, kind: str, rng: np.random.Generator, dirac_target: str) -> AuditDataset | None:

@@ -57,7 +57,9 @@ class DPSGDCanaries:
 
     `magnitudes`: a crafted canary's value in its feature, when chosen to
     reach the clip norm; `support`: the parameter coordinates the input
-    canaries' gradients touch (for scores computed from a user's losses).
+    canaries' gradients touch (for scores computed from a user's losses);
+    `background`: raw gradients (r, P) that every run holds besides the
+    canaries, in or out (an adversarial dataset in gradient space).
     """
 
     kind: str
@@ -66,6 +68,7 @@ class DPSGDCanaries:
     gradients: np.ndarray | None = None
     magnitudes: np.ndarray | None = None
     support: np.ndarray | None = None
+    background: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -81,10 +84,11 @@ class DPSGDCanaries:
             magnitudes=None if self.magnitudes is None else self.magnitudes[pick])
 
     def insertions(self, included: np.ndarray) -> Insertions:
-        """Return the canaries marked in the boolean mask `included`, ready to put into a training run."""
+        """Return the canaries marked in the boolean mask `included`, and the background, ready to put into a training run."""
         included = np.asarray(included, dtype=bool)
         if self.gradients is not None:
-            return Insertions(gradients=self.gradients[included])
+            chosen = self.gradients[included]
+            return Insertions(gradients=chosen if self.background is None else np.concatenate([chosen, self.background]))
         return Insertions(x=self.x[included], y=self.y[included])
 
 

@@ -79,7 +79,7 @@ def audit_dpsgd(
             canaries alone, a few rows, both adversarial datasets and your data are screened on runs
             of their own, and the best is audited), "user" (your data), an int k (k of your rows,
             drawn from the seed), "canaries" (the canaries alone), "adversarial" (rows whose
-            gradients oppose each crafted canary's) or "batch-adversarial" (units of a row against
+            gradients oppose each crafted canary's, or raw gradients against a Dirac one) or "batch-adversarial" (units of a row against
             one crafted canary and zero rows of the other labels, so that every batch's sum opposes
             it). Sound for each: the claim is for every dataset.
             dpaudit's trainer and Opacus train on `config.data` ("auto" and "user" mean it).

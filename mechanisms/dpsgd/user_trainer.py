@@ -157,10 +157,19 @@ class UserTrainer:
         """Return True when gradient (Dirac) canaries can enter the loop: a probe run steps a watched optimizer."""
         return _hooked_steps(self._probe_record(rng))
 
-    def _probe_record(self, rng: np.random.Generator) -> HookRecord:
-        """Return what the hook recorded of a canary-free run on the user's data (a probe, outside the game)."""
-        with hooked_run(None, rng, rows=self.user_data.rows, probe=True) as record, _opacus_notices_off():
-            self._call(self.train_fn, self.user_data.x, self.user_data.y, rng)
+    def probe_here(self, rng: np.random.Generator) -> HookRecord:
+        """Return the hook's record of a canary-free probe run (outside the game) on the data the audit trains on.
+
+        Raises:
+            InvalidParameterError: when the training function never stepped a watched optimizer.
+        """
+        return self._checked(self._probe_record(rng, self.data))
+
+    def _probe_record(self, rng: np.random.Generator, data: TrainingData | None = None) -> HookRecord:
+        """Return what the hook recorded of a canary-free run on `data` (default the user's; a probe, outside the game)."""
+        data = data or self.user_data
+        with hooked_run(None, rng, rows=max(1, data.rows), probe=True) as record, _opacus_notices_off():
+            self._call(self.train_fn, data.x, data.y, rng)
         return record
 
     def _hooked(self, gradients: np.ndarray, rng: np.random.Generator, keep_iterates: bool) -> Trajectory:

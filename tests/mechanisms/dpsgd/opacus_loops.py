@@ -55,7 +55,19 @@ class BiasUnclipped(DPOptimizer):
             p.summed_grad = torch.einsum("i,i...", factor if p.dim() > 1 else torch.ones_like(factor), g)
 
 
-OPTIMIZERS = {"no-clipping": NoClipping, "clip-batch-mean": ClipBatchMean, "bias-unclipped": BiasUnclipped}
+class ClipBatchSum(DPOptimizer):
+    """Clips the batch's summed gradient to C instead of each example's."""
+
+    def clip_and_accumulate(self) -> None:
+        sums = [samples.sum(0) for samples in self.grad_samples]
+        norm = torch.linalg.vector_norm(torch.stack([total.norm() for total in sums]))
+        factor = (self.max_grad_norm / (norm + 1e-6)).clamp(max=1.0)
+        for p, total in zip(self.params, sums):
+            p.summed_grad = total * factor
+
+
+OPTIMIZERS = {"no-clipping": NoClipping, "clip-batch-mean": ClipBatchMean, "clip-batch-sum": ClipBatchSum,
+              "bias-unclipped": BiasUnclipped}
 BUGS = (*OPTIMIZERS, "noise-unscaled", "accountant-rate")
 
 
