@@ -32,3 +32,15 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def quiet_opacus():
+    """Silence the notices Opacus prints on every private model (secure RNG off, backward hooks, RDP orders)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Secure RNG turned off")
+        warnings.filterwarnings("ignore", message="Full backward hook is firing")
+        warnings.filterwarnings("ignore", message="Optimal order is the")
+        yield

@@ -2,7 +2,6 @@
 
 import importlib
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -22,13 +21,7 @@ DIGITS = load_data("digits")
 TINY = 1e-6  # noise multiplier small enough that each update is the clipped sum to float32 precision
 
 
-@pytest.fixture(autouse=True)
-def _quiet_opacus():
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Secure RNG turned off")
-        warnings.filterwarnings("ignore", message="Full backward hook is firing")
-        warnings.filterwarnings("ignore", message="Optimal order is the")
-        yield
+pytestmark = pytest.mark.usefixtures("quiet_opacus")
 
 
 def _target(bug=None, noise=TINY, steps=1, lr=1.0, batch=180):

@@ -2,7 +2,6 @@
 
 import importlib
 import threading
-import warnings
 
 import numpy as np
 import pytest
@@ -22,13 +21,7 @@ BIAS = 640  # logistic regression's flat layout: the (10, 64) weight, then the 1
 TINY = 1e-6  # noise multiplier small enough that each update is the clipped sum to float32 precision
 
 
-@pytest.fixture(autouse=True)
-def _quiet_opacus():
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="Secure RNG turned off")
-        warnings.filterwarnings("ignore", message="Full backward hook is firing")
-        warnings.filterwarnings("ignore", message="Optimal order is the")
-        yield
+pytestmark = pytest.mark.usefixtures("quiet_opacus")
 
 
 def _dirac(size, coordinates, norm):
