@@ -138,20 +138,22 @@ def candidate_datasets(target: UserTrainer, kind: str, rng: np.random.Generator,
             *([ADVERSARIAL, BATCH_ADVERSARIAL] if kind == CRAFTED else [ADVERSARIAL] if kind == DIRAC else []), USER_DATA]
     made = [_built(target, key, kind, rng, dirac_target) for key in keys]
     trained = [dataset for dataset in made if dataset is not None and _trains(dataset, rng)]
-    return [dataset for dataset in trained if _same_rate(dataset, target, rng)] if kind == DIRAC else trained
+    if kind != DIRAC:
+        return trained
+    rate = _sample_rate(target, rng)
+    return [dataset for dataset in trained if abs(_sample_rate(dataset.trainer, rng) - rate) <= SAME_RATE * rate]
 
 
-def _same_rate(dataset: AuditDataset, target: UserTrainer, rng: np.random.Generator) -> bool:
-    """Return True when the hooked loop samples at the same rate on `dataset` as on the user's data (probe runs).
+def _sample_rate(trainer: UserTrainer, rng: np.random.Generator) -> float:
+    """Return the rate at which the hooked loop samples on `trainer`'s data, from a probe run (outside the game).
 
-    A loop that derives q from its data's size (Opacus: a fixed batch size
-    over n rows) samples every row at q = 1 on a few rows: a different
+    Datasets on which it differs from the user's data's are not screened: a
+    loop that derives q from its data's size (Opacus: a fixed batch size
+    over n rows) samples every row at q = 1 on a few rows, a different
     mechanism from the one its claim accounts for, which such a dataset
     would refute without any bug in the code.
     """
-    rates = [trainer.probe_here(np.random.default_rng(rng.integers(2**63))).settings["sample_rate"]
-             for trainer in (dataset.trainer, target)]
-    return abs(rates[0] - rates[1]) <= SAME_RATE * rates[1]
+    return trainer.probe_here(np.random.default_rng(rng.integers(2**63))).settings["sample_rate"]
 
 
 def _built(target: UserTrainer, key: str | int, kind: str, rng: np.random.Generator, dirac_target: str) -> AuditDataset | None:

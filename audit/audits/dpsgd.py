@@ -79,9 +79,10 @@ def audit_dpsgd(
             canaries alone, a few rows, both adversarial datasets and your data are screened on runs
             of their own, and the best is audited), "user" (your data), an int k (k of your rows,
             drawn from the seed), "canaries" (the canaries alone), "adversarial" (rows whose
-            gradients oppose each crafted canary's, or raw gradients against a Dirac one) or "batch-adversarial" (units of a row against
-            one crafted canary and zero rows of the other labels, so that every batch's sum opposes
-            it). Sound for each: the claim is for every dataset.
+            gradients oppose each crafted canary's, or raw gradients against a Dirac one) or
+            "batch-adversarial" (units of a row against one crafted canary and zero rows of the
+            other labels, so that every batch's sum opposes it). Sound for each: the claim is for
+            every dataset.
             dpaudit's trainer and Opacus train on `config.data` ("auto" and "user" mean it).
         execution: where the runs go (`Execution`: Dask workers or scheduler, progress, the run store).
         seed: one seed for θ₀, the canaries, the datasets, every run and the estimator.

@@ -167,7 +167,7 @@ class UserTrainer:
 
     def _probe_record(self, rng: np.random.Generator, data: TrainingData | None = None) -> HookRecord:
         """Return what the hook recorded of a canary-free run on `data` (default the user's; a probe, outside the game)."""
-        data = data or self.user_data
+        data = self.user_data if data is None else data
         with hooked_run(None, rng, rows=max(1, data.rows), probe=True) as record, _opacus_notices_off():
             self._call(self.train_fn, data.x, data.y, rng)
         return record
