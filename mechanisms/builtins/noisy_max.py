@@ -7,6 +7,8 @@ index ε-DP for arbitrary (non-monotone) sensitivity-1 queries.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism
 from dpaudit.mechanisms.neighbours import answers_within
@@ -14,6 +16,8 @@ from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_int, check_real
 
 __all__ = ["noisy_max_with_value", "report_noisy_max"]
+
+LN2 = math.log(2.0)
 
 
 def _noisy(data: np.ndarray, scale: float, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -29,6 +33,53 @@ def _noisy(data: np.ndarray, scale: float, size: int, rng: np.random.Generator) 
     noise *= scale
     noise += answers
     return noise
+
+
+def _laplace_maxima(counts: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Return `size` rows whose column g is the maximum of `counts[g]` i.i.d. Laplace(0, 1) draws.
+
+    Inverse CDF of the maximum: F⁻¹(V^{1/k}) with F the Laplace CDF and V
+    uniform, where V^{1/k} = e^{−y} with y = E/k, E ~ Exp(1); so the lower
+    tail (y > ln 2) is ln 2 − y and the rest −ln(2(1 − e^{−y})).
+    """
+    spent = rng.standard_exponential((size, len(counts)))
+    spent /= counts
+    out = np.negative(spent)
+    np.expm1(out, out=out)
+    np.negative(out, out=out)
+    np.log(out, out=out)
+    out += LN2
+    np.negative(out, out=out)
+    np.subtract(LN2, spent, out=out, where=spent > LN2)
+    return out
+
+
+def _noisy_max(data: np.ndarray, scale: float, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Return `size` rows (index, value): the arg-max and the maximum of the answers + Laplace(0, `scale`) noise.
+
+    Drawn group by group, exact in law: equal answers form a group, the
+    group's noisy maximum is its answer + `scale` times the maximum of its
+    size in Laplace draws (`_laplace_maxima`), and the index is a uniform
+    member of the group whose maximum is largest (equal answers are
+    exchangeable). One exponential per group instead of two per answer
+    (`tests/mechanisms/test_noisy_max_noise.py`: the same law as drawing
+    every answer's noise).
+    """
+    answers, group_of, counts = np.unique(np.asarray(data, dtype=float), return_inverse=True, return_counts=True)
+    maxima = _laplace_maxima(counts, size, rng)
+    maxima *= scale
+    maxima += answers
+    out = np.empty((size, 2))
+    if len(answers) == 1:
+        out[:, 0] = rng.integers(0, counts[0], size)
+        out[:, 1] = maxima[:, 0]
+        return out
+    group = np.argmax(maxima, axis=1)
+    out[:, 1] = np.take_along_axis(maxima, group[:, None], axis=1)[:, 0]
+    first = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    members = np.argsort(group_of, kind="stable")
+    out[:, 0] = members[first[group] + rng.integers(0, counts[group])]
+    return out
 
 
 def _check(owner: str, epsilon: float, num_queries: int) -> tuple[float, int]:
@@ -78,9 +129,7 @@ def noisy_max_with_value(*, epsilon: float = 1.0, num_queries: int = 5) -> Mecha
     eps, m = _check("noisy_max_with_value", epsilon, num_queries)
 
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
-        noisy = _noisy(data, 2.0 / eps, size, rng)
-        index = np.argmax(noisy, axis=1)
-        return np.column_stack([index, np.take_along_axis(noisy, index[:, None], axis=1)[:, 0]])
+        return _noisy_max(data, 2.0 / eps, size, rng)
 
     return Mechanism(
         name="noisy_max_with_value",
