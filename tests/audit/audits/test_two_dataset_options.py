@@ -5,7 +5,10 @@ import numpy as np
 import pytest
 from dpaudit.attacks.selection_budget import (
     DISCRETE_SELECTION,
+    LARGE_SHARE,
     MAX_DISCRETE_LEVEL,
+    MAX_LARGE_SELECTION,
+    MAX_SELECTION,
     MAX_SELECTION_ELEMENTS,
     MIN_SELECTION,
     discrete_level,
@@ -52,6 +55,14 @@ def test_discrete_level_is_weaker_for_fewer_categories_and_capped():
     levels = [discrete_level(k) for k in (1, 2, 11, 240, 4096)]
     assert levels[0] == levels[1] == MAX_DISCRETE_LEVEL
     assert all(a >= b for a, b in zip(levels, levels[1:])) and levels[2] > levels[3] > levels[4]
+
+
+def test_selection_is_a_tenth_up_to_its_cap_then_grows_again_past_ten_million_trials():
+    sizes = {trials: split_budget(trials)[0] for trials in (10**5, 2 * 10**6, 10**7, 5 * 10**7, 10**10)}
+    assert sizes[10**5] == 10**4 and sizes[2 * 10**6] == sizes[10**7] == MAX_SELECTION
+    assert sizes[5 * 10**7] == 5 * 10**7 // LARGE_SHARE > MAX_SELECTION
+    assert sizes[10**10] == MAX_LARGE_SELECTION
+    assert split_budget(5 * 10**7, MAX_SELECTION_ELEMENTS // 1000)[0] == 1000
 
 
 def test_split_budget_caps_the_selection_in_elements():
