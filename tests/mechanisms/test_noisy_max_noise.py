@@ -29,7 +29,7 @@ def _every_answer(answers: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 
 def _same_law(drawn: np.ndarray, reference: np.ndarray, m: int) -> float:
-    """Return the smallest p-value among: the value's KS test, the index's χ² test, and each index's value KS test."""
+    """Return the smallest p-value, Bonferroni-adjusted, of: the value's KS test, the index's χ² test, each index's value KS test."""
     from scipy.stats import chi2_contingency, ks_2samp
 
     index = [np.bincount(out[:, 0].astype(int), minlength=m) for out in (drawn, reference)]
