@@ -58,9 +58,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 from dpaudit.errors import InvalidParameterError, MechanismError
-from dpaudit.mechanisms.adapters.tumult_core import environment_python
+from dpaudit.mechanisms.adapters.tumult_core import Requests, environment_python
 from dpaudit.mechanisms.base import Mechanism, Relation
-from dpaudit.mechanisms.builtins.floating_point import as_bits
 from dpaudit.mechanisms.builtins.statistics import present_records
 from dpaudit.mechanisms.external.processes import ExternalProcess, external_python
 from dpaudit.mechanisms.neighbours import NeighbourCheck
@@ -101,40 +100,6 @@ def _describe(python: str, kind: str, params_json: str) -> dict[str, Any]:
     return json.loads(str(reply[0]))
 
 
-class _Queries:
-    """`sampler(data, size, rng)` of an Analytics adapter: each request carries the kind, the rows and the parameters.
-
-    `rows` are the present records (`nan` = absent dropped), each repeated
-    `repeat` times; with `bits`, the doubles are released as their IEEE-754
-    bits. Picklable (a copy carries the command, as `ExternalProcess` does,
-    and starts its own process).
-    """
-
-    def __init__(self, process: ExternalProcess, kind: str, params: dict[str, Any], *, repeat: int = 1, bits: bool = False,
-                 groups: int | None = None) -> None:
-        self.process, self.kind, self.params = process, kind, params
-        self.repeat, self.bits, self.groups = repeat, bits, groups
-
-    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
-        """Return `size` answers of the query on `data` from Analytics' process (ValueError for a bad group label)."""
-        values = np.asarray(data, dtype=float).ravel()
-        rows = values[~np.isnan(values)]
-        if self.groups is not None and np.any((rows != np.round(rows)) | (rows < 0) | (rows >= self.groups)):
-            raise ValueError(f"group labels must be integers in [0, {self.groups - 1}] (nan for an absent row)")
-        request = {"kind": [self.kind], "rows": np.repeat(rows, self.repeat), **{k: [v] for k, v in self.params.items()}}
-        out = self.process(request, size, rng)
-        return as_bits(out) if self.bits else out
-
-    @property
-    def pid(self) -> int | None:
-        """Return the process id of Analytics' running process, or None."""
-        return self.process.pid
-
-    def close(self) -> None:
-        """Stop Analytics' process."""
-        self.process.close()
-
-
 @dataclasses.dataclass(frozen=True)
 class _Spec:
     """One adapter: the query, the budget stated (the claim) and the one the Session gets, the dataset's reading, the bug."""
@@ -170,7 +135,8 @@ def _build(spec: _Spec, event_of: Callable[[list[dict[str, Any]]], dp_event.DpEv
         timeout=BATCH_TIMEOUT, path=[str(SIDE.parent)], check=False,
     )
     groups = spec.query.get("groups")
-    sampler = _Queries(_process(python), spec.kind, session, repeat=spec.repeat, bits=spec.bits, groups=groups)
+    sampler = Requests(_process(python), spec.kind, session, records=True, repeat=spec.repeat, bits=spec.bits,
+                       groups=groups)
     facts = {"tmlt_analytics": ran["tmlt_analytics"], "tmlt_core": ran["tmlt_core"], "session_budget": {ran["budget"]: _amount(ran)},
              "noise": [f"{n['mechanism']}({n['parameter']:g})" for n in ran["noise"]]}
     return dataclasses.replace(

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENVIRONMENT_VARIABLE",
+    "Requests",
     "environment_python",
     "tumult_gaussian",
     "tumult_gaussian_bits",
@@ -138,35 +139,40 @@ def _process(python: str) -> ExternalProcess:
     return shell.sampler
 
 
-class _Requests:
-    """`sampler(data, size, rng)` of a Tumult mechanism: each request carries the kind, the rows and the parameters.
+class Requests:
+    """`sampler(data, size, rng)` of a Tumult or Tumult Analytics mechanism: each request carries the kind, the rows
+    and the parameters.
 
-    `rows`: the present records (`nan` = absent dropped) for the
-    aggregations, the query answer for the noise measurements. With
-    `bits`, the doubles are released as their IEEE-754 bits. Picklable (a
-    copy carries the command, as for `ExternalProcess`, and starts its own process).
+    `rows`: with `records`, the present records (`nan` = absent dropped),
+    each repeated `repeat` times, for the aggregations; else the query
+    answer, for the noise measurements. A group label outside
+    [0, `groups`) is a ValueError. With `bits`, the doubles are released as
+    their IEEE-754 bits. Picklable (a copy carries the command, as for
+    `ExternalProcess`, and starts its own process).
     """
 
-    def __init__(self, process: ExternalProcess, kind: str, params: dict[str, Any], *, records: bool, bits: bool = False,
-                 groups: int | None = None) -> None:
+    def __init__(self, process: ExternalProcess, kind: str, params: dict[str, Any], *, records: bool, repeat: int = 1,
+                 bits: bool = False, groups: int | None = None) -> None:
         self.process, self.kind, self.params = process, kind, params
-        self.records, self.bits, self.groups = records, bits, groups
+        self.records, self.repeat, self.bits, self.groups = records, repeat, bits, groups
 
     def __call__(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Return `size` answers of the query on `data` from the process (ValueError for a bad group label)."""
         values = np.asarray(data, dtype=float).ravel()
         rows = values[~np.isnan(values)] if self.records else values[:1]
         if self.groups is not None and np.any((rows != np.round(rows)) | (rows < 0) | (rows >= self.groups)):
             raise ValueError(f"group labels must be integers in [0, {self.groups - 1}] (nan for an absent row)")
-        out = self.process({"kind": [self.kind], "rows": rows, **{k: [v] for k, v in self.params.items()}}, size, rng)
+        request = {"kind": [self.kind], "rows": np.repeat(rows, self.repeat), **{k: [v] for k, v in self.params.items()}}
+        out = self.process(request, size, rng)
         return as_bits(out) if self.bits else out
 
     @property
     def pid(self) -> int | None:
-        """Return the process id of Tumult's running process, or None."""
+        """Return the process id of the running process, or None."""
         return self.process.pid
 
     def close(self) -> None:
-        """Stop Tumult's process."""
+        """Stop the process."""
         self.process.close()
 
 
@@ -195,7 +201,7 @@ def _build(spec: _Spec, event_of: Any, text: str) -> Mechanism:
         relation=Relation.ADD_REMOVE, name=spec.name, default_pair=spec.pair, neighbours=spec.neighbours,
         timeout=BATCH_TIMEOUT, path=[str(SIDE.parent)], check=False,
     )
-    sampler = _Requests(_process(python), spec.kind, spec.params, records=spec.records, bits=spec.bits, groups=spec.groups)
+    sampler = Requests(_process(python), spec.kind, spec.params, records=spec.records, bits=spec.bits, groups=spec.groups)
     noise = {k: described[k] for k in ("alpha", "scale", "sigma_squared") if k in described}
     return dataclasses.replace(
         mech, sampler=sampler, event=event_of(described),

@@ -14,8 +14,6 @@ of the other mechanisms do not close it.
 from __future__ import annotations
 
 import math
-import os
-import subprocess
 import sys
 
 import numpy as np
@@ -26,6 +24,7 @@ from dpaudit.mechanisms import InvalidParameterError, get_mechanism
 from dpaudit.mechanisms.adapters import tumult_core as ta
 from dpaudit.mechanisms.builtins.floating_point import from_bits
 from dpaudit.mechanisms.registry import registration
+from fresh_registry import registered
 
 NAMES = ["tumult_gaussian", "tumult_gaussian_bits", "tumult_gaussian_count", "tumult_gaussian_sum", "tumult_gaussian_sum_bits",
          "tumult_geometric_count", "tumult_grouped_count", "tumult_laplace", "tumult_laplace_bits", "tumult_laplace_sum"]
@@ -41,12 +40,7 @@ print(" ".join(n for n in list_mechanisms() if n.startswith("tumult_") and not n
 
 def _registered(value: str | None) -> list[str]:
     """Return the tumult_* names but Analytics' that a fresh process registers with DPAUDIT_TUMULT_PYTHON set to `value` (unset: None)."""
-    env = {k: v for k, v in os.environ.items() if k != ta.ENVIRONMENT_VARIABLE}
-    if value is not None:
-        env[ta.ENVIRONMENT_VARIABLE] = value
-    done = subprocess.run([sys.executable, "-c", LISTED], capture_output=True, text=True, timeout=120, env=env)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.split()
+    return registered(LISTED, ta.ENVIRONMENT_VARIABLE, value)
 
 
 # ---- registration: no Tumult needed

@@ -15,8 +15,6 @@ which starts Spark once (about a minute with the first Session).
 from __future__ import annotations
 
 import math
-import os
-import subprocess
 import sys
 
 import numpy as np
@@ -29,6 +27,7 @@ from dpaudit.mechanisms.builtins.floating_point import from_bits
 from dpaudit.mechanisms.builtins.statistics import present_records
 from dpaudit.mechanisms.outputs import NONFINITE
 from dpaudit.mechanisms.registry import registration
+from fresh_registry import registered
 
 CORRECT = ["tumult_analytics_average", "tumult_analytics_average_zcdp", "tumult_analytics_count", "tumult_analytics_count_zcdp",
            "tumult_analytics_grouped_count", "tumult_analytics_grouped_count_zcdp", "tumult_analytics_quantile",
@@ -55,12 +54,7 @@ print(" ".join(n for n in list_mechanisms() if n.startswith("tumult_analytics_")
 
 def _registered(value: str | None) -> list[str]:
     """Return the tumult_analytics_* names a fresh process registers with the variable set to `value` (unset: None)."""
-    env = {k: v for k, v in os.environ.items() if k != taa.ENVIRONMENT_VARIABLE}
-    if value is not None:
-        env[taa.ENVIRONMENT_VARIABLE] = value
-    done = subprocess.run([sys.executable, "-c", LISTED], capture_output=True, text=True, timeout=120, env=env)
-    assert done.returncode == 0, done.stderr
-    return done.stdout.split()
+    return registered(LISTED, taa.ENVIRONMENT_VARIABLE, value)
 
 
 # ---- registration and dpaudit's side: no Analytics needed
