@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 from dpaudit.errors import InvalidParameterError, MechanismError
-from dpaudit.mechanisms.adapters.tumult_core import Requests, environment_python
+from dpaudit.mechanisms.adapters.tumult_core import Requests, environment_python, one_row_added
 from dpaudit.mechanisms.base import Mechanism, Relation
 from dpaudit.mechanisms.builtins.statistics import present_records
 from dpaudit.mechanisms.external.processes import ExternalProcess, external_python
@@ -230,15 +230,6 @@ def _bounds(lower: float, upper: float, owner: str) -> dict[str, float]:
     return {"lower": lo, "upper": check_real(upper, "upper", owner, low=lo, low_open=True)}
 
 
-def _one_row_added(present: float, added: float, n: int = 5) -> tuple[np.ndarray, np.ndarray]:
-    """Return n − 1 records `present` and an absent one (nan), against the same with the record `added`."""
-    d0 = np.full(n, float(present))
-    d0[0] = np.nan
-    d1 = d0.copy()
-    d1[0] = added
-    return d0, d1
-
-
 def _records() -> NeighbourCheck:
     return present_records(-np.inf, np.inf)
 
@@ -254,7 +245,7 @@ def _mid_and_extreme(bounds: dict[str, float]) -> tuple[float, float]:
 
 def _count(name: str, budget: dict[str, Any], *, factor: float = 1.0, repeat: int = 1) -> Mechanism:
     """`QueryBuilder("records").count()`: one record changes the count by `repeat` (the rows it fills)."""
-    spec = _Spec(name, "count", {}, budget, _one_row_added(0.0, 0.0), _records(), budget_factor=factor, repeat=repeat)
+    spec = _Spec(name, "count", {}, budget, one_row_added(0.0, 0.0), _records(), budget_factor=factor, repeat=repeat)
     return _build(spec, _events([repeat]), "QueryBuilder.count()" + _story(spec))
 
 
@@ -263,7 +254,7 @@ def _sum(name: str, budget: dict[str, Any], bounds: dict[str, float], *, factor:
     """`.sum("x", lower, upper)`: sensitivity max(|lower|, |upper|) a row; worst case the bound of largest magnitude
     added to rows at the midpoint."""
     mid, extreme = _mid_and_extreme(bounds)
-    spec = _Spec(name, "sum", bounds, budget, _one_row_added(mid, extreme), _records(), budget_factor=factor, repeat=repeat,
+    spec = _Spec(name, "sum", bounds, budget, one_row_added(mid, extreme), _records(), budget_factor=factor, repeat=repeat,
                  bits=bits)
     sensitivity = repeat * max(abs(bounds["lower"]), abs(bounds["upper"]))
     event = _non_private if bits else _events([sensitivity])

@@ -58,6 +58,7 @@ __all__ = [
     "ENVIRONMENT_VARIABLE",
     "Requests",
     "environment_python",
+    "one_row_added",
     "tumult_gaussian",
     "tumult_gaussian_bits",
     "tumult_gaussian_count",
@@ -215,7 +216,7 @@ def _answers() -> tuple[tuple[np.ndarray, np.ndarray], NeighbourCheck]:
     return (np.array([0.0]), np.array([1.0])), answers_within(1.0)
 
 
-def _one_row_added(present: float, added: float, n: int = 5) -> tuple[np.ndarray, np.ndarray]:
+def one_row_added(present: float, added: float, n: int = 5) -> tuple[np.ndarray, np.ndarray]:
     """Return n − 1 rows `present` and an absent row (nan), against the same with the row `added`."""
     d0 = np.full(n, float(present))
     d0[0] = np.nan
@@ -313,7 +314,7 @@ def tumult_geometric_count(*, epsilon: float = 1.0) -> Mechanism:
     from dp_accounting import dp_event
 
     params = {"epsilon": _positive(epsilon, "epsilon", "tumult_geometric_count"), "noise": "geometric"}
-    spec = _Spec("tumult_geometric_count", "count", params, _one_row_added(1.0, 1.0), present_records(-np.inf, np.inf),
+    spec = _Spec("tumult_geometric_count", "count", params, one_row_added(1.0, 1.0), present_records(-np.inf, np.inf),
                  records=True)
     return _build(spec, lambda d: dp_event.DiscreteLaplaceDpEvent(noise_parameter=1.0 / d["alpha"], sensitivity=1),
                   "create_count_measurement (geometric noise, PureDP) on a Spark DataFrame")
@@ -330,7 +331,7 @@ def tumult_gaussian_count(*, rho: float = 1 / 32, delta: float = GAUSSIAN_DELTA)
 
     params = {"rho": _positive(rho, "rho", "tumult_gaussian_count"), "noise": "discrete_gaussian",
               "delta": _delta(delta, "tumult_gaussian_count")}
-    spec = _Spec("tumult_gaussian_count", "count", params, _one_row_added(1.0, 1.0), present_records(-np.inf, np.inf),
+    spec = _Spec("tumult_gaussian_count", "count", params, one_row_added(1.0, 1.0), present_records(-np.inf, np.inf),
                  records=True)
     return _build(spec, lambda d: DiscreteGaussianDpEvent(sigma=float(np.sqrt(d["sigma_squared"])), sensitivity=1),
                   "create_count_measurement (discrete Gaussian noise, zCDP) on a Spark DataFrame")
@@ -351,7 +352,7 @@ def tumult_laplace_sum(*, epsilon: float = 1.0, lower: float = -2.0, upper: floa
     hi = check_real(upper, "upper", owner, low=lo, low_open=True)
     params = {"epsilon": _positive(epsilon, "epsilon", owner), "lower": lo, "upper": hi, "noise": "laplace"}
     extreme = lo if abs(lo) > abs(hi) else hi
-    spec = _Spec(owner, "clipped_sum", params, _one_row_added((lo + hi) / 2, extreme), present_records(-np.inf, np.inf),
+    spec = _Spec(owner, "clipped_sum", params, one_row_added((lo + hi) / 2, extreme), present_records(-np.inf, np.inf),
                  records=True)
     sensitivity = max(abs(lo), abs(hi))
     return _build(spec, lambda d: dp_event.LaplaceDpEvent(noise_multiplier=d["scale"] / sensitivity),
@@ -366,7 +367,7 @@ def _gaussian_sum(name: str, rho: float, delta: float, lower: float, upper: floa
     hi = check_real(upper, "upper", name, low=lo, low_open=True)
     params = {"rho": _positive(rho, "rho", name), "lower": lo, "upper": hi, "noise": "gaussian", "delta": _delta(delta, name)}
     extreme = lo if abs(lo) > abs(hi) else hi
-    spec = _Spec(name, "clipped_sum", params, _one_row_added((lo + hi) / 2, extreme), present_records(-np.inf, np.inf),
+    spec = _Spec(name, "clipped_sum", params, one_row_added((lo + hi) / 2, extreme), present_records(-np.inf, np.inf),
                  records=True, bits=bits)
     sensitivity = max(abs(lo), abs(hi))
 

@@ -23,6 +23,7 @@ from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.theory import upper_bound
 from dpaudit.mechanisms import InvalidParameterError, MechanismError, get_mechanism
 from dpaudit.mechanisms.adapters import tumult_analytics as taa
+from dpaudit.mechanisms.adapters.tumult_core import one_row_added
 from dpaudit.mechanisms.builtins.floating_point import from_bits
 from dpaudit.mechanisms.builtins.statistics import present_records
 from dpaudit.mechanisms.outputs import NONFINITE
@@ -119,7 +120,7 @@ def test_noise_lists_become_dpaudits_events() -> None:
 
 
 @pytest.mark.parametrize("pair", [taa._average_pair({"lower": -2.0, "upper": 1.0}), taa._quantile_pair({"lower": -2.0, "upper": 1.0}),
-                                  taa._one_row_added(-0.5, -2.0)])
+                                  one_row_added(-0.5, -2.0)])
 def test_default_pairs_are_one_record_added(pair) -> None:
     assert present_records(-np.inf, np.inf)(*pair) is None
 
