@@ -141,8 +141,7 @@ def _process(python: str) -> ExternalProcess:
 
 
 class Requests:
-    """`sampler(data, size, rng)` of a Tumult or Tumult Analytics mechanism: each request carries the kind, the rows
-    and the parameters.
+    """`sampler(data, size, rng)` of a Tumult Core or Analytics mechanism: each request carries kind, rows and parameters.
 
     `rows`: with `records`, the present records (`nan` = absent dropped),
     each repeated `repeat` times, for the aggregations; else the query
