@@ -132,7 +132,7 @@ def candidate_datasets(target: UserTrainer, kind: str, rng: np.random.Generator,
     is left out, e.g. the empty one for a loop that cannot train on no rows;
     so is, for Dirac canaries (a hooked loop, whose sampling rate its probe
     runs show), one on which the loop samples at another rate than on the
-    user's data.
+    user's data (datasets that are the user's data are not probed again).
     """
     keys = [*([CANARIES_ONLY] if kind != MISLABELLED else []), FEW_ROWS,
             *([ADVERSARIAL, BATCH_ADVERSARIAL] if kind == CRAFTED else [ADVERSARIAL] if kind == DIRAC else []), USER_DATA]
@@ -141,7 +141,8 @@ def candidate_datasets(target: UserTrainer, kind: str, rng: np.random.Generator,
     if kind != DIRAC:
         return trained
     rate = _sample_rate(target, rng)
-    return [dataset for dataset in trained if abs(_sample_rate(dataset.trainer, rng) - rate) <= SAME_RATE * rate]
+    return [dataset for dataset in trained
+            if dataset.trainer.data is target.data or abs(_sample_rate(dataset.trainer, rng) - rate) <= SAME_RATE * rate]
 
 
 def _sample_rate(trainer: UserTrainer, rng: np.random.Generator) -> float:
