@@ -198,21 +198,28 @@ def _group_rows(args: argparse.Namespace) -> list[Row]:
 
 
 def _convert_rows(args: argparse.Namespace) -> list[Row]:
-    """Pure ε → zCDP and RDP (tight), and zCDP → (ε, δ) in both forms."""
-    from dpaudit.audit import theory
-    from dpaudit.audit.theory.composition import RDP_ORDERS
-
+    """Pure ε → zCDP and RDP (tight), and zCDP → (ε, δ) in both forms: of --epsilon, of --rho, or of each."""
     owner = _owner(args)
     delta = None if args.delta is None else check_real(
         args.delta, "--delta", owner, low=0.0, high=1.0, low_open=True, high_open=True)
+    if args.rho is None and args.epsilon is None:
+        raise InvalidParameterError(f"{owner} needs --epsilon (pure DP), --rho (zCDP), or both.")
+    rows: list[Row] = []
     if args.rho is not None:
         if delta is None:
             raise InvalidParameterError(f"{owner} --rho needs --delta, the δ to convert to.")
-        return _zcdp_rows(check_real(args.rho, "--rho", owner, low=0.0), delta)
+        rows = _zcdp_rows(check_real(args.rho, "--rho", owner, low=0.0), delta, given=args.epsilon is not None)
     if args.epsilon is None:
-        raise InvalidParameterError(f"{owner} needs --epsilon (pure DP) or --rho (zCDP).")
-    eps = check_epsilon(args.epsilon, "--epsilon", owner)
-    alphas = [check_real(a, "--alpha", owner, low=1.0, low_open=True) for a in args.alpha or _DEFAULT_ALPHAS]
+        return rows
+    return _pure_rows(check_epsilon(args.epsilon, "--epsilon", owner), args.alpha, delta, owner) + rows
+
+
+def _pure_rows(eps: float, alphas_given: list[float] | None, delta: float | None, owner: str) -> list[Row]:
+    """Pure ε → zCDP and RDP (tight), and with `delta` → (ε, δ) through each."""
+    from dpaudit.audit import theory
+    from dpaudit.audit.theory.composition import RDP_ORDERS
+
+    alphas = [check_real(a, "--alpha", owner, low=1.0, low_open=True) for a in alphas_given or _DEFAULT_ALPHAS]
     rho = theory.pure_to_zcdp(epsilon=eps)
     rows = [
         Row("pure → zCDP (tight)", rho, "ε(e^ε − 1)/(e^ε + 1); Steinke 2024, Thm 5", quantity="ρ"),
@@ -230,13 +237,15 @@ def _convert_rows(args: argparse.Namespace) -> list[Row]:
     return rows
 
 
-def _zcdp_rows(rho: float, delta: float) -> list[Row]:
+def _zcdp_rows(rho: float, delta: float, *, given: bool = False) -> list[Row]:
+    """zCDP ρ → (ε, δ) in both forms; `given`: labelled as --rho's, beside the rows converted from --epsilon."""
     from dpaudit.audit import theory
 
+    source = "--rho " if given else ""
     return [
-        Row("zCDP → (ε, δ) (CKS)", theory.zcdp_to_dp(rho=rho, delta=delta),
+        Row(f"{source}zCDP → (ε, δ) (CKS)", theory.zcdp_to_dp(rho=rho, delta=delta),
             f"ρ = {rho:.5g}; Canonne, Kamath, Steinke 2020, Cor. 13", delta),
-        Row("zCDP → (ε, δ) (BS)", theory.zcdp_to_dp_simple(rho=rho, delta=delta),
+        Row(f"{source}zCDP → (ε, δ) (BS)", theory.zcdp_to_dp_simple(rho=rho, delta=delta),
             "ρ + 2√(ρ log(1/δ)); Bun & Steinke 2016, Prop. 1.3", delta),
     ]
 

@@ -59,6 +59,15 @@ def test_subsample_shuffle_group_convert(capsys):
     assert rows["zCDP → (ε, δ) (CKS)"]["value"] < rows["zCDP → (ε, δ) (BS)"]["value"]
 
 
+def test_convert_with_epsilon_and_rho_gives_the_rows_of_each(capsys):
+    both = _json(capsys, "convert", "--epsilon", "1", "--rho", "0.5", "--delta", "1e-5")
+    pure = _json(capsys, "convert", "--epsilon", "1", "--delta", "1e-5")
+    zcdp = _json(capsys, "convert", "--rho", "0.5", "--delta", "1e-5")
+    assert {name: row["value"] for name, row in pure.items()}.items() <= {n: r["value"] for n, r in both.items()}.items()
+    assert [row["value"] for name, row in both.items() if name.startswith("--rho")] == [r["value"] for r in zcdp.values()]
+    assert len(both) == len(pure) + len(zcdp)
+
+
 @pytest.mark.parametrize(
     "argv,needle",
     [
