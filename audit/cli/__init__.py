@@ -96,7 +96,9 @@ def explain(exc: BaseException) -> tuple[int, str]:
     if isinstance(exc, MechanismError):
         return CRASH, str(exc)
     if isinstance(exc, DPAuditError):
-        return BAD_INPUT, str(exc)
+        from dpaudit.audit.cli.common import in_cli_words
+
+        return BAD_INPUT, in_cli_words(str(exc))
     if isinstance(exc, OSError):
         return BAD_INPUT, f"cannot write or read {exc.filename or 'a file'}: {exc.strerror or exc}."
     if isinstance(exc, MemoryError):

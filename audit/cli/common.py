@@ -82,6 +82,9 @@ class HelpFormatter(argparse.HelpFormatter):
         return super()._expand_help(action)
 
 
+RELATIONS = ("add-remove", "replace-one")
+"""The values of --relation: those of `dpaudit.mechanisms.base.Relation` (a test checks that they agree)."""
+
 ESTIMATORS = LazyChoices("dpaudit.audit.estimators.certify", "MEMBERSHIP_ESTIMATORS")
 """The four estimator names of membership scores (`dpaudit.audit.estimators.certify.MEMBERSHIP_ESTIMATORS`)."""
 
@@ -181,7 +184,31 @@ def mechanism_of(args: argparse.Namespace, params: dict[str, Any] | None = None)
         return _external_of(args)
     if args.name is None:
         raise InvalidParameterError("Name the mechanism to audit: NAME, module:attr, or --command 'CMD ARGS'.")
-    return resolve_mechanism(args.name, parse_params(args.param) if params is None else params, args.epsilon, args.delta)
+    mech = resolve_mechanism(args.name, parse_params(args.param) if params is None else params, args.epsilon, args.delta)
+    return _declared(mech, args)
+
+
+def _declared(mech: Mechanism, args: argparse.Namespace) -> Mechanism:
+    """Return `mech` with the relation of --relation and the null record of --null-record, for module:attr.
+
+    A built-in's relation and null record are part of its calibration and
+    proof, so the flags are refused for one (one sentence); for a user's
+    mechanism they are the claim to test and the record the user declares,
+    as `Claim(relation=...)` and `blackbox(..., null_record=...)` are in Python.
+    """
+    from dpaudit.errors import InvalidParameterError
+    from dpaudit.mechanisms.base import Claim
+
+    relation, null = getattr(args, "relation", None), getattr(args, "null_record", None)
+    if relation is None and null is None:
+        return mech
+    if ":" not in args.name:
+        raise InvalidParameterError(
+            f"The built-in '{args.name}' is calibrated and proven under {mech.claim.relation.value}, with its own null "
+            "record (`dpaudit list`); --relation and --null-record are for module:attr, --command and --python."
+        )
+    claim = mech.claim if relation is None else Claim(mech.claim.epsilon, mech.claim.delta, relation)
+    return dataclasses.replace(mech, claim=claim, null_record=mech.null_record if null is None else null)
 
 
 def _external_of(args: argparse.Namespace) -> Mechanism:
@@ -193,7 +220,8 @@ def _external_of(args: argparse.Namespace) -> Mechanism:
         raise InvalidParameterError("A mechanism outside this Python needs --epsilon (and --delta): the claim to test.")
     if args.param:
         raise InvalidParameterError("--param is for built-ins; pass an external program its parameters in --command.")
-    claim = {"epsilon": args.epsilon, "delta": args.delta or 0.0}
+    claim = {"epsilon": args.epsilon, "delta": args.delta or 0.0, "relation": args.relation or "add-remove",
+             "null_record": args.null_record, "timeout": batch_timeout(args)}
     if args.external_command:
         if args.name or args.python:
             raise InvalidParameterError("Pass either --command 'CMD ARGS', or NAME with --python PATH, not both.")
@@ -204,15 +232,59 @@ def _external_of(args: argparse.Namespace) -> Mechanism:
     return external_python(args.python, args.name, path=[os.getcwd()], **claim)
 
 
-def dataset_of(text: str) -> list[Any]:
-    """Return the dataset of --d0/--d1: a JSON list (numbers, lists of numbers, strings)."""
+def batch_timeout(args: argparse.Namespace) -> float:
+    """Return the seconds one batch of an external mechanism may take: --timeout when given, else the protocol's default.
+
+    One batch never outlives the whole audit's --timeout, and a slow batch
+    (a library call of a minute) runs when --timeout allows it.
+    """
+    from dpaudit.mechanisms.external.processes import DEFAULT_TIMEOUT
+
+    given = getattr(args, "timeout", None)
+    return DEFAULT_TIMEOUT if given is None else given
+
+
+DATASET_FORMS = "a JSON list such as [0, 0, 1] or an object of columns such as {\"age\": [30, 41]}"
+
+
+def dataset_of(text: str) -> list[Any] | dict[str, list[Any]]:
+    """Return the dataset of --d0/--d1: a JSON list (numbers, lists of numbers, strings), or an object of
+    columns (name → a list of values), the two forms the external protocol carries."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a JSON list such as [0, 0, 1]") from None
+        raise argparse.ArgumentTypeError(f"'{text}' is not {DATASET_FORMS}") from None
+    if isinstance(value, dict) and value and all(isinstance(column, list) for column in value.values()):
+        return value
     if not isinstance(value, list):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a JSON list such as [0, 0, 1]")
+        raise argparse.ArgumentTypeError(f"'{text}' is not {DATASET_FORMS}")
     return value
+
+
+def record_of(text: str) -> Any:
+    """Return the record of --null-record: a JSON value (a number, a string, a list of numbers for a vector record)."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a JSON record such as 0, \"none\" or [0, 0]") from None
+    if value is None or isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a record: give a number, a string or a list, such as 0")
+    return value
+
+
+CLI_REMEDIES = (
+    ("relation='replace-one'", "--relation replace-one"),
+    ("blackbox(..., null_record=...)", "--null-record JSON (e.g. --null-record 0)"),
+    ("canary='pair'", "--canary pair"),
+)
+"""How the remedies in a refusal of the Python API are spelled on the command line (`in_cli_words`)."""
+
+
+def in_cli_words(sentence: str) -> str:
+    """Return a refusal with its Python remedies (`relation='replace-one'`, ...) spelled as the CLI's flags."""
+    for python, flag in CLI_REMEDIES:
+        sentence = sentence.replace(python, flag)
+    return sentence
 
 
 # ---- flag definitions
@@ -225,6 +297,12 @@ def add_mechanism_arguments(parser: Container, *, optional: bool = False,
     parser.add_argument("--param", action="append", metavar="K=V", help="a mechanism parameter (repeatable)")
     parser.add_argument("--epsilon", type=float, help="ε a built-in is calibrated to; else the claim to test")
     add_claim_delta(parser)
+    parser.add_argument("--relation", choices=RELATIONS,
+                        help="module:attr or an external program: the neighbouring relation of the claim to test "
+                             "(default: the mechanism's; an external program's: add-remove)")
+    parser.add_argument("--null-record", type=record_of, metavar="JSON",
+                        help="module:attr or an external program: the record that stands for no record under "
+                             "add-remove (e.g. 0 for a sum), so that equal-length pairs with it are neighbours")
 
 
 def add_external_arguments(parser: Container) -> None:
@@ -235,7 +313,8 @@ def add_external_arguments(parser: Container) -> None:
     parser.add_argument("--python", metavar="PATH",
                         help="run NAME (module:attr, importable from the current folder) with this Python, in its own"
                              " environment")
-    parser.add_argument("--d0", type=dataset_of, metavar="JSON", help="the first dataset, e.g. '[0, 0, 0]'")
+    parser.add_argument("--d0", type=dataset_of, metavar="JSON",
+                        help="the first dataset, e.g. '[0, 0, 0]' or '{\"age\": [30, 40]}' (columns)")
     parser.add_argument("--d1", type=dataset_of, metavar="JSON", help="its neighbour, e.g. '[0, 0, 1]'")
 
 

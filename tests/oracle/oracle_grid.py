@@ -492,6 +492,9 @@ CLI_VALUES: dict[str, dict[str, tuple[Any, ...]]] = {
 }
 """Flags whose values the grid chooses (the rest of the choices and switches come from each parser)."""
 
+CLI_SHARED_VALUES: dict[str, tuple[Any, ...]] = {"--null-record": (None, "0")}
+"""Flags whose values the grid chooses on every subcommand that has them."""
+
 
 def cli_axes(command: str) -> tuple[dict[str, tuple[Any, ...]], dict[str, str]]:
     """Return the axes of a subcommand (choices and switches from its parser, plus `CLI_VALUES`) and the flags set aside."""
@@ -500,7 +503,7 @@ def cli_axes(command: str) -> tuple[dict[str, tuple[Any, ...]], dict[str, str]]:
     parser = build_parser([command])
     sub = next(a for a in parser._actions if hasattr(a, "choices") and isinstance(a.choices, dict)).choices[command]
     axes, fixed = {}, {}
-    given = CLI_VALUES.get(command, {})
+    given = {**CLI_SHARED_VALUES, **CLI_VALUES.get(command, {})}
     for action in sub._actions:
         flag = max(action.option_strings, key=len) if action.option_strings else action.dest
         if flag in given:
@@ -528,7 +531,7 @@ CLI_FIXED = {
     "--noise-multiplier": "the grid's training settings", "--clip-norm": "the grid's training settings",
     "--sample-rate": "the grid's training settings", "--steps": "the grid's training settings",
     "--learning-rate": "the grid's training settings",
-    "--target": "the blind loop (the Python grid plays every target)", "--rows": "n = 20", "--relation": "the Python grid plays both",
+    "--target": "the blind loop (the Python grid plays every target)", "--rows": "n = 20",
 }
 """Flags of the audit subcommands that are not axes, each with the reason."""
 

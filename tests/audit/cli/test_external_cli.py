@@ -55,3 +55,52 @@ def test_the_pair_comes_from_d0_and_d1(capsys):
     assert code == 0 and json.loads(out)["lower_bound"]["epsilon"] < 0.2  # a sum 0.1 apart, not the default pair 1 apart
     with pytest.raises(SystemExit):
         main(["audit", "laplace", "--d0", "not json"])
+
+
+LAPLACE = f"{SERVE} {ROOT}/docs/examples/laplace.awk -v epsilon=1"
+
+
+def test_a_replaced_record_is_refused_with_the_cli_remedies_and_audited_with_them(capsys):
+    pair = ["--d0", "[0, 0]", "--d1", "[0, 1]"]
+    code, _, err = _run(capsys, "audit", "--command", LAPLACE, "--epsilon", "1", *pair, *TRIALS)
+    assert code == 2 and "--relation replace-one" in err and "--null-record" in err
+    assert "relation='replace-one'" not in err and "blackbox(" not in err
+    for declared in (["--relation", "replace-one"], ["--null-record", "0"]):
+        code, out, _ = _run(capsys, "audit", "--command", LAPLACE, "--epsilon", "1", *pair, *declared, "--json", *TRIALS)
+        assert code == 0 and json.loads(out)["lower_bound"]["epsilon"] > 0.5  # the sums differ by 1: the program saw each
+    code, out, _ = _run(capsys, "audit", "--command", LAPLACE, "--epsilon", "1", "--relation", "replace-one", "--json", *TRIALS)
+    assert json.loads(out)["claim"]["relation"] == "replace-one"
+
+
+def test_the_relation_and_null_record_of_a_built_in_are_its_own(capsys):
+    code, _, err = _run(capsys, "audit", "laplace", "--relation", "replace-one", *TRIALS)
+    assert code == 2 and "module:attr" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_relations_of_the_cli_are_those_of_the_claims():
+    from dpaudit.audit.cli.common import RELATIONS
+    from dpaudit.mechanisms.base import Relation
+
+    assert RELATIONS == tuple(r.value for r in Relation)
+
+
+def test_d0_and_d1_may_be_objects_of_columns(capsys, tmp_path, monkeypatch):
+    (tmp_path / "column_sum.py").write_text(
+        "def noisy_total(data, rng, size):\n"
+        "    return sum(data['spend']) + rng.laplace(0.0, 1.0, size)\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = _run(capsys, "audit", "--python", sys.executable, "column_sum:noisy_total", "--epsilon", "1",
+                        "--d0", '{"spend": [0, 0]}', "--d1", '{"spend": [0, 0, 1]}', "--json", *TRIALS)
+    assert code == 0 and json.loads(out)["lower_bound"]["epsilon"] > 0.5
+    with pytest.raises(SystemExit):
+        main(["audit", "laplace", "--d0", '{"spend": 3}'])
+
+
+@pytest.mark.parametrize(("flags", "seconds"), [([], 60.0), (["--timeout", "150"], 150.0), (["--timeout", "2"], 2.0)])
+def test_one_batch_may_take_as_long_as_the_timeout(flags, seconds):
+    from dpaudit.audit.cli import build_parser
+    from dpaudit.audit.cli.common import mechanism_of
+    from dpaudit.mechanisms.external.processes import DEFAULT_TIMEOUT
+
+    args = build_parser(["audit"]).parse_args(["audit", "--command", LAPLACE, "--epsilon", "1", *flags])
+    assert mechanism_of(args).sampler.timeout == seconds and (flags or seconds == DEFAULT_TIMEOUT)
