@@ -54,7 +54,7 @@ class DPSGDAttack:
         runner, theta0, made, trained_on = self._setup(game, m, execution, data_rng, game_rng)
         played = DPSGDGame(self.config, runner, made, theta0, self.threat, self.scorer)
         data = resolve_trainer(self.config, runner).data
-        store = execution.run_store(self._fingerprinted(game, m, made, data, bool(trained_on)))
+        store = execution.run_store(self._fingerprinted(execution, game, m, made, data, bool(trained_on)))
         if one:
             obs = one_run(played, m, game_rng, self.seed, store)
         else:
@@ -94,20 +94,26 @@ class DPSGDAttack:
                          stage: int) -> RunStore | None:
         """Return where candidate d's screening runs of `stage` are saved: the subfolder screening-d (a finalist's second
         stage: screening-d-stage) of the results folder."""
-        setup = self._fingerprinted(MultiRun(runs), candidate.canaries.size, candidate.canaries, candidate.trainer.data,
+        setup = self._fingerprinted(execution, MultiRun(runs), candidate.canaries.size, candidate.canaries, candidate.trainer.data,
                                     True, screening=candidate.label, stage=stage)
         return execution.run_store(setup, part=f"screening-{d}" + (f"-{stage}" if stage else ""))
 
-    def _fingerprinted(self, game: Game, m: int, made: DPSGDCanaries, data: Any, dataset: bool,
+    def _fingerprinted(self, execution: Execution, game: Game, m: int, made: DPSGDCanaries, data: Any, dataset: bool,
                        screening: str | None = None, stage: int = 0) -> dict[str, Any]:
         """Return the run store's setup: everything that determines the runs (`screening`: the screened dataset's
-        runs of `stage`), with their fingerprint."""
+        runs of `stage`), with their fingerprint when `execution` keeps runs (only a store reads it).
+
+        Raises:
+            UnfingerprintableError: a value the target's code reads cannot be fingerprinted (named in the message).
+        """
         one = isinstance(game, OneRun)
         setup = {"config": self.config.to_dict(), "target": self.target.label, "canary": self.canary,
                  "dirac_target": self.dirac_target, "threat": self.threat, "score": self.scorer, "one_run": one,
                  "runs": 1 if one else game.runs, "canaries": m, "seed": self.seed,
                  **({"dataset": self.dataset} if dataset else {}), **({"screening": screening} if screening else {}),
                  **({"stage": stage} if stage else {})}
+        if execution.store is None:
+            return setup
         setup["fingerprint"] = fingerprint(setup=setup, target=self.target.identity(), canaries=made,
                                            trained_on=(data.x, data.y), game=game)
         return setup
