@@ -60,8 +60,9 @@ class BuiltinTarget:
         return self.kind
 
     def takes_gradients(self, rng: np.random.Generator) -> bool:
-        """Return True: dpaudit's trainer and the Opacus target insert gradient canaries themselves."""
-        return True
+        """Return True for dpaudit's trainer, which inserts gradient canaries itself; False for the Opacus target,
+        whose per-sample gradients come from Opacus' hooks and take input canaries only."""
+        return self.kind != OPACUS
 
     @functools.cached_property
     def data(self) -> TrainingData:

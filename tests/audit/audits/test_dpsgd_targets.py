@@ -35,6 +35,15 @@ def test_opacus_trains_with_input_canaries_and_reports_its_own_accountant(threat
     assert result.upper_bound.epsilon == pytest.approx(result.claim.epsilon, abs=0.05)
 
 
+def test_the_default_canary_is_one_the_target_takes(capsys):
+    pytest.importorskip("opacus")
+    plays = {}
+    for target in ("opacus", "dpaudit"):
+        assert main(["dpsgd", "--target", target, "--steps", "2", "--runs", "10", "--quiet", "--json"]) == 0
+        plays[target] = json.loads(capsys.readouterr().out)["attack"]["canary"]
+    assert plays == {"opacus": "crafted", "dpaudit": "dirac"}
+
+
 @pytest.mark.slow
 def test_opacus_is_not_flagged_over_20_seeds_of_its_docstring_command(capsys):
     pytest.importorskip("opacus")
