@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from dpaudit.attacks.games import Game, MultiRun, OneRun
+from dpaudit.attacks.games import DEFAULT_CANARIES, Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.attacks.tracing.data import UNIFORM, column_biases, sample_rows
 from dpaudit.attacks.tracing.game import tracing_game
@@ -116,7 +116,8 @@ def audit_tracing(
         mech: the mechanism; it is called on n × d int8 matrices of ±1.
         game: `MultiRun(runs)`: releases with one slot each (IN with probability ½);
             `OneRun(canaries)`: one release with m slots, each IN with probability ½
-            (canaries=None: every distinct row).
+            (canaries=None: every distinct row; `OneRun()`'s default of DEFAULT_CANARIES
+            adapts to the data: every distinct row when there are fewer).
         bound: how the scores are certified (estimator, confidence, δ: default the claim's).
         rows, dim: n and d (default: the mechanism's `num_rows` and `dim`).
         scorer: "known" (⟨y − p, a − p⟩), "reference" (p estimated from `reference_rows`
@@ -149,16 +150,26 @@ def audit_tracing(
         p = column_biases(d, kind=biases, rng=population_rng)
         chosen = _tracing_score(scorer, p, reference_rows=reference_rows, rng=population_rng)
         if one_run:
-            m = distinct if game.canaries is None else game.canaries
+            m = _slots(game.canaries, distinct)
             obs = tracing_game(target, p, rows=distinct, score=chosen, slots=m, rng=game_rng)
         else:
             obs = tracing_game(target, p, rows=distinct, score=chosen, runs=game.runs, fresh_data=fresh_data,
                                rng=game_rng)
         attack = _attack_facts(obs, n=n, d=d, k=group_size, biases=biases, fresh_data=fresh_data and not one_run)
+        attack.update({"slots": obs.size} if one_run else {})
         return Played(obs, f"tracing ({chosen.name})", attack)
 
     return run_membership_audit(owner=owner, game=game, bound=bound, seed=seed, subject=mechanism_subject(target),
                                 play=play)
+
+
+def _slots(canaries: int | None, distinct: int) -> int:
+    """Return the one-run game's slots: `canaries`, every distinct row for None, and for the default DEFAULT_CANARIES
+    (which `OneRun()` cannot tell from an explicit 1000) no more than the distinct rows; another number above the
+    rows is refused by the game."""
+    if canaries is None:
+        return distinct
+    return min(canaries, distinct) if canaries == DEFAULT_CANARIES else canaries
 
 
 def _attack_facts(obs: Observations, *, n: int, d: int, k: int, biases: str, fresh_data: bool) -> dict[str, Any]:

@@ -54,6 +54,15 @@ def test_correct_marginals_stay_below_their_claim(name):
     assert max(bounds) > 1.0
 
 
+def test_the_default_one_run_game_adapts_to_fewer_rows_and_an_explicit_excess_is_refused():
+    mech = get_mechanism("marginals_laplace", epsilon=1.0, num_rows=40, dim=20)
+    assert audit_tracing(mech, game=OneRun()).attack["slots"] == 40
+    assert audit_tracing(mech, game=OneRun(None)).attack["slots"] == 40
+    assert audit_tracing(mech, game=OneRun(30)).attack["slots"] == 30
+    with pytest.raises(InvalidParameterError, match="more slots"):
+        audit_tracing(mech, game=OneRun(41))
+
+
 def test_group_copies_claim_group_privacy_and_stay_below_it():
     base = get_mechanism("marginals_laplace", epsilon=0.5, num_rows=40, dim=3)
     grouped = copies(base, 4)
