@@ -15,8 +15,11 @@ violation is certified. Its false-alarm rate is therefore at most
 (the union bound over rounds of `dpaudit.audit.audits.auto_trials`; the
 held-out bound of Kairouz, Oh and Viswanath, ICML 2015, in each round). A
 pass is not a proof of privacy: it says that this audit, within its budget,
-found no violation. The time is bounded by `max_seconds` (a round that
-would end past it is not started) and the trials by `max_trials`.
+found no violation. The rounds are planned from `max_trials` alone, never
+from the clock, so the check is deterministic given its seed (the same
+verdict and ε on a fast machine and a slow one), and the command its
+failure prints repeats it exactly; an audit that takes longer than
+`max_seconds` warns, naming `max_trials` as the knob that shortens it.
 """
 
 from __future__ import annotations
@@ -24,11 +27,14 @@ from __future__ import annotations
 import inspect
 import os
 import shlex
+import time
+import warnings
 from typing import Any
 
 from dpaudit.audit.audits.auto_trials import AutoBudget
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.results.result import VIOLATION, AuditResult
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.registry import factory, get_mechanism, list_mechanisms
 
@@ -62,15 +68,26 @@ def assert_private(
     is the mechanism's own (`mechanism.claim`). A mechanism that keeps its
     claim fails with probability at most 1 − `confidence`; the message
     names the certified ε, the claim, and the command that reproduces the
-    audit (the same seed gives the same audit).
+    audit (the same seed gives the same audit, whatever the machine's speed:
+    `max_trials` alone sizes the rounds; `max_seconds` only warns when the
+    audit took longer).
 
     Raises:
         PrivacyViolation: an `AssertionError`, so pytest and unittest report a failed test.
         InvalidParameterError: on bad input (one sentence), as `audit_mechanism`.
         MechanismError: when the mechanism crashes, as `audit_mechanism`.
     """
-    budget = AutoBudget(max_trials=max_trials, max_seconds=max_seconds)
-    result = audit_mechanism(mechanism, d0, d1, trials="auto", seed=seed, confidence=confidence, budget=budget)
+    if isinstance(max_seconds, bool) or not (isinstance(max_seconds, (int, float)) and max_seconds > 0):
+        raise InvalidParameterError(
+            f"The 'max_seconds' parameter of assert_private must be a positive number; got {max_seconds!r} instead."
+        )
+    start = time.perf_counter()
+    result = audit_mechanism(mechanism, d0, d1, trials="auto", seed=seed, confidence=confidence,
+                             budget=AutoBudget(max_trials=max_trials))
+    took = time.perf_counter() - start
+    if took > max_seconds:
+        warnings.warn(f"assert_private took {took:.0f} s, more than max_seconds={max_seconds:g}; pass a smaller "
+                      f"max_trials (now {max_trials:,}) to keep the check fast.", stacklevel=2)
     if result.verdict == VIOLATION:
         raise PrivacyViolation(_message(mechanism, result, d0 is None and d1 is None), result)
     return result
@@ -117,5 +134,6 @@ def _reproduce(mechanism: Mechanism, result: AuditResult, default_pair: bool) ->
             f"--seed {result.seed} --confidence {confidence:g}",
         ]))
     test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
-    call = f"audit_mechanism(mechanism, d0, d1, trials='auto', seed={result.seed}, confidence={confidence:g})"
+    call = (f"audit_mechanism(mechanism, d0, d1, trials='auto', seed={result.seed}, confidence={confidence:g}, "
+            f"budget=AutoBudget(max_trials={result.phases.auto.max_trials}))")
     return f"pytest {shlex.quote(test)}  (or {call})" if test else call

@@ -1,6 +1,7 @@
 """`dpaudit.testing.assert_private`: passes correct mechanisms, fails wrong ones with ε and a command that reproduces it."""
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -32,7 +33,41 @@ def test_a_wrong_builtin_fails_with_its_certified_epsilon_and_a_cli_command_that
     command = message.split("Reproduce: ", 1)[1]
     assert command.startswith("dpaudit audit histogram_wrong_sensitivity")
     assert main(command.split()[1:] + ["--json"]) == 1
-    assert json.loads(capsys.readouterr().out)["lower_bound"]["epsilon"] == pytest.approx(result.lower_bound.epsilon)
+    assert json.loads(capsys.readouterr().out)["lower_bound"]["epsilon"] == result.lower_bound.epsilon
+
+
+class _Clock:
+    """A clock that advances `step` seconds at every reading: a machine `step` times slower per reading."""
+
+    def __init__(self, step):
+        self.now, self.step = 0.0, step
+
+    def __call__(self):
+        self.now += self.step
+        return self.now
+
+
+@pytest.mark.parametrize("mech", [get_mechanism("histogram_wrong_sensitivity", epsilon=1.0),
+                                  get_mechanism("laplace", epsilon=1.0)])
+def test_the_verdict_and_bound_do_not_depend_on_the_machines_speed(mech, monkeypatch):
+    outcomes = []
+    for step in (1e-6, 30.0):  # a fast machine, and one on which every clock reading is 30 s later
+        monkeypatch.setattr("time.perf_counter", _Clock(step))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                result = assert_private(mech, max_trials=4 * ONE_ROUND, seed=3)
+            except PrivacyViolation as caught:
+                result = caught.result
+        rounds = result.to_dict()["lower_bound"]["auto"]["rounds"]
+        outcomes.append((result.verdict, result.lower_bound.epsilon, [r["trials"] for r in rounds]))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_an_audit_longer_than_max_seconds_warns_and_names_max_trials(monkeypatch):
+    monkeypatch.setattr("time.perf_counter", _Clock(100.0))
+    with pytest.warns(UserWarning, match="smaller max_trials"):
+        assert_private(get_mechanism("laplace", epsilon=1.0), max_trials=ONE_ROUND, max_seconds=60)
 
 
 def test_a_wrong_user_mechanism_names_the_failing_test():
