@@ -41,8 +41,8 @@ from dpaudit.attacks.dpsgd.user_canaries import user_canaries
 from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer
 
-__all__ = ["ADVERSARIAL", "AUTO", "BATCH_ADVERSARIAL", "CANARIES_ONLY", "FEW_ROWS", "USER_DATA", "AuditDataset", "candidate_datasets",
-           "user_dataset"]
+__all__ = ["ADVERSARIAL", "AUTO", "BATCH_ADVERSARIAL", "CANARIES_ONLY", "FEW_ROWS", "USER_DATA", "AuditDataset", "Candidates",
+           "candidate_datasets", "user_dataset"]
 
 USER_DATA, CANARIES_ONLY, ADVERSARIAL, BATCH_ADVERSARIAL = "user", "canaries", "adversarial", "batch-adversarial"
 FEW_ROWS = 2
@@ -122,27 +122,40 @@ def _batch_adversarial(target: UserTrainer, rng: np.random.Generator) -> AuditDa
     return AuditDataset(BATCH_ADVERSARIAL, label, trainer, canaries)
 
 
-def candidate_datasets(target: UserTrainer, kind: str, rng: np.random.Generator, *, dirac_target: str) -> list[AuditDataset]:
+@dataclasses.dataclass(frozen=True)
+class Candidates:
+    """The datasets `dataset="auto"` screens, and those it left out because the loop failed on them (`failed`:
+    "label: why", for the result's `screening_failed`)."""
+
+    datasets: tuple[AuditDataset, ...]
+    failed: tuple[str, ...] = ()
+
+
+def candidate_datasets(target: UserTrainer, kind: str, rng: np.random.Generator, *, dirac_target: str) -> Candidates:
     """Return the datasets `dataset="auto"` screens, each with its ladder of canaries: those that apply and train.
 
     The canaries alone (not for mislabelled canaries, which are rows of the
     data), FEW_ROWS rows, the two adversarial datasets (crafted canaries) and
     the user's data. A dataset that cannot be built, or on which the loop
     fails in a probe run (outside the game: all its canaries in, then none),
-    is left out, e.g. the empty one for a loop that cannot train on no rows;
-    so is, for Dirac canaries (a hooked loop, whose sampling rate its probe
-    runs show), one on which the loop samples at another rate than on the
-    user's data (datasets that are the user's data are not probed again).
+    is left out and named with the reason in `failed`, e.g. the canaries
+    alone for a loop that divides by q·n = 0; so is, for Dirac canaries (a
+    hooked loop, whose sampling rate its probe runs show), one on which the
+    loop samples at another rate than on the user's data (datasets that are
+    the user's data are not probed again), which is not a failure and is
+    not named.
     """
     keys = [*([CANARIES_ONLY] if kind != MISLABELLED else []), FEW_ROWS,
             *([ADVERSARIAL, BATCH_ADVERSARIAL] if kind == CRAFTED else [ADVERSARIAL] if kind == DIRAC else []), USER_DATA]
-    made = [_built(target, key, kind, rng, dirac_target) for key in keys]
-    trained = [dataset for dataset in made if dataset is not None and _trains(dataset, rng)]
-    if kind != DIRAC:
-        return trained
-    rate = _sample_rate(target, rng)
-    return [dataset for dataset in trained
-            if dataset.trainer.data is target.data or abs(_sample_rate(dataset.trainer, rng) - rate) <= SAME_RATE * rate]
+    built = [_built(target, key, kind, rng, dirac_target) for key in keys]  # all built, then probed: the draws' order
+    probed = [(dataset, why or _fails(dataset, rng)) for dataset, why in built]
+    trained = [dataset for dataset, why in probed if why is None]
+    failed = [why for _, why in probed if why is not None]
+    if kind == DIRAC:
+        rate = _sample_rate(target, rng)
+        trained = [dataset for dataset in trained if dataset.trainer.data is target.data
+                   or abs(_sample_rate(dataset.trainer, rng) - rate) <= SAME_RATE * rate]
+    return Candidates(tuple(trained), tuple(failed))
 
 
 def _sample_rate(trainer: UserTrainer, rng: np.random.Generator) -> float:
@@ -157,20 +170,23 @@ def _sample_rate(trainer: UserTrainer, rng: np.random.Generator) -> float:
     return trainer.probe_here(np.random.default_rng(rng.integers(2**63))).settings["sample_rate"]
 
 
-def _built(target: UserTrainer, key: str | int, kind: str, rng: np.random.Generator, dirac_target: str) -> AuditDataset | None:
-    """Return the candidate dataset `key` with its ladder of canaries, or None when it cannot be built."""
+def _built(target: UserTrainer, key: str | int, kind: str, rng: np.random.Generator,
+           dirac_target: str) -> tuple[AuditDataset | None, str | None]:
+    """Return the candidate dataset `key` with its ladder of canaries, or None and why it cannot be built."""
     if key == BATCH_ADVERSARIAL:
-        return _batch_adversarial(target, rng)
-    return user_dataset(target, key, kind, 1, rng, ladder=True, dirac_target=dirac_target)
+        made = _batch_adversarial(target, rng)
+        return made, None if made is not None else (
+            f"{BATCH_ADVERSARIAL}: the losses are not finite on any crafted input, so no row can oppose the canary")
+    return user_dataset(target, key, kind, 1, rng, ladder=True, dirac_target=dirac_target), None
 
 
-def _trains(dataset: AuditDataset, rng: np.random.Generator) -> bool:
-    """Return True when the loop trains on `dataset` with all its canaries in and with none (two probe runs)."""
+def _fails(dataset: AuditDataset, rng: np.random.Generator) -> str | None:
+    """Return why the loop fails on `dataset` with all its canaries in or with none (two probe runs), or None."""
     probe_rng = np.random.default_rng(rng.integers(2**63))
     try:
         for included in (True, False):
             mask = np.full(dataset.canaries.size, included)
             dataset.trainer.train(None, dataset.canaries.insertions(mask), probe_rng, keep_iterates=False)
-    except MechanismError:
-        return False
-    return True
+    except MechanismError as error:
+        return f"{dataset.label}: {error}"
+    return None

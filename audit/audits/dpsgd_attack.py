@@ -26,6 +26,7 @@ from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.execution.execution import Execution
 from dpaudit.audit.execution.fingerprint import fingerprint
 from dpaudit.audit.execution.run_store import RunStore
+from dpaudit.errors import MechanismError
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.target import DPSGDTarget
 
@@ -79,7 +80,10 @@ class DPSGDAttack:
             chosen = user_dataset(self.target, self.dataset, self.canary, m, data_rng, ladder=ladder,
                                   dirac_target=self.dirac_target)
             return chosen.trainer, None, chosen.canaries, {"dataset": chosen.label}
-        candidates = candidate_datasets(self.target, self.canary, data_rng, dirac_target=self.dirac_target)
+        built = candidate_datasets(self.target, self.canary, data_rng, dirac_target=self.dirac_target)
+        candidates = list(built.datasets)
+        if not candidates:
+            raise MechanismError(f"The loop failed on every dataset it could be audited on: {'; '.join(built.failed)}")
         delta = self.bound.delta_for(self.target.claim.delta)
         found = screen(candidates, config=self.config, threat=self.threat, scorer=self.scorer, runs=game.runs,
                        game_rng=game_rng, estimator_rng=np.random.default_rng(data_rng.integers(2**63)), seed=self.seed,
@@ -87,7 +91,7 @@ class DPSGDAttack:
                        store_of=functools.partial(self._screening_store, execution))
         facts = {"dataset": found.dataset.label, "dataset_choice": "auto: the arm of highest AUC on screening runs",
                  "datasets_played": [c.label for c in candidates], "screening": list(found.arms),
-                 **({"screening_failed": list(found.failed)} if found.failed else {})}
+                 **({"screening_failed": [*built.failed, *found.failed]} if built.failed or found.failed else {})}
         return found.dataset.trainer, None, found.dataset.canaries.only(found.arm), facts
 
     def _screening_store(self, execution: Execution, d: int, candidate: AuditDataset, runs: int,

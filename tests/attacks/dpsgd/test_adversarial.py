@@ -111,19 +111,23 @@ def test_batch_adversarial_is_left_out_of_auto_and_refused_by_name_without_a_fin
     with pytest.raises(InvalidParameterError, match="no row can oppose"):
         user_dataset(target, BATCH_ADVERSARIAL, "crafted", 1, np.random.default_rng(0), ladder=True, dirac_target="quiet")
     found = candidate_datasets(target, "crafted", np.random.default_rng(0), dirac_target="quiet")
-    assert BATCH_ADVERSARIAL not in [d.key for d in found]
+    assert BATCH_ADVERSARIAL not in [d.key for d in found.datasets]
+    assert any(why.startswith(f"{BATCH_ADVERSARIAL}: the losses are not finite") for why in found.failed)
 
 
 def test_auto_screens_five_datasets_and_drops_one_the_loop_cannot_train_on():
     fixed_batch = loops.make_train(sigma=2.0, steps=3, batch=180.0)  # trains on no rows: it never divides by n
     found = candidate_datasets(_target(train=fixed_batch), "crafted", np.random.default_rng(0), dirac_target="quiet")
-    assert [d.key for d in found] == [CANARIES_ONLY, FEW_ROWS, ADVERSARIAL, BATCH_ADVERSARIAL, USER_DATA]
-    assert [d.trainer.data.rows for d in found][1::3] == [FEW_ROWS, DIGITS.rows]
+    assert [d.key for d in found.datasets] == [CANARIES_ONLY, FEW_ROWS, ADVERSARIAL, BATCH_ADVERSARIAL, USER_DATA]
+    assert [d.trainer.data.rows for d in found.datasets][1::3] == [FEW_ROWS, DIGITS.rows]
+    assert found.failed == ()
     divides_by_n = loops.make_train(sigma=2.0, steps=3)  # q·n = 0 without rows: non-finite parameters
     found = candidate_datasets(_target(train=divides_by_n), "crafted", np.random.default_rng(0), dirac_target="quiet")
-    assert [d.key for d in found] == [FEW_ROWS, ADVERSARIAL, BATCH_ADVERSARIAL, USER_DATA]
+    assert [d.key for d in found.datasets] == [FEW_ROWS, ADVERSARIAL, BATCH_ADVERSARIAL, USER_DATA]
+    assert len(found.failed) == 1 and found.failed[0].startswith("the canaries alone: ")
+    assert "non-finite parameters" in found.failed[0]
 
 
 def test_mislabelled_canaries_are_never_played_alone_or_against_adversaries():
     found = candidate_datasets(_target(), "mislabelled", np.random.default_rng(0), dirac_target="quiet")
-    assert [d.key for d in found] == [FEW_ROWS, USER_DATA]
+    assert [d.key for d in found.datasets] == [FEW_ROWS, USER_DATA]

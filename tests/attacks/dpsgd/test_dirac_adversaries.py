@@ -54,7 +54,7 @@ def test_the_dirac_adversarial_dataset_trains_on_the_users_data_with_the_rate_of
     assert chosen.trainer.data.rows == DIGITS.rows and chosen.canaries.size == 1
     assert len(chosen.canaries.background) == int(np.ceil(BATCH_SHARE / (179 / DIGITS.rows)))  # Opacus: q = 179/1797
     found = candidate_datasets(_target(), DIRAC, np.random.default_rng(0), dirac_target="quiet")
-    assert ADVERSARIAL in [d.key for d in found]
+    assert ADVERSARIAL in [d.key for d in found.datasets]
 
 
 def _moved(chosen, included):
@@ -81,6 +81,6 @@ def test_a_hooked_loop_is_screened_only_on_datasets_where_it_samples_at_its_own_
     # A fixed batch of 180 samples 2 rows at q = 1, not at 179/1797: that dataset would refute the claim of a
     # correct loop, so it is left out; full batches sample at q = 1 on every dataset, so nothing is left out.
     fixed_batch = candidate_datasets(_target(), DIRAC, np.random.default_rng(0), dirac_target="quiet")
-    assert [d.key for d in fixed_batch] == [ADVERSARIAL, USER_DATA]
+    assert [d.key for d in fixed_batch.datasets] == [ADVERSARIAL, USER_DATA]
     full_batch = candidate_datasets(_target(batch=None), DIRAC, np.random.default_rng(0), dirac_target="quiet")
-    assert [d.key for d in full_batch] == [FEW_ROWS, ADVERSARIAL, USER_DATA]
+    assert [d.key for d in full_batch.datasets] == [FEW_ROWS, ADVERSARIAL, USER_DATA]

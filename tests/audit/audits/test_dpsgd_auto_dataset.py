@@ -67,6 +67,13 @@ def test_a_dataset_the_loop_fails_on_after_its_probe_runs_is_dropped_from_screen
     assert {row["dataset"] for row in attack["screening"]}.isdisjoint(text.split(":")[0] for text in failed)
 
 
+def test_a_loop_that_divides_by_q_n_on_no_rows_has_the_canaries_alone_named_in_screening_failed():
+    attack = audit_dpsgd(target=_target(steps=2), threat="white-box", canary="crafted", runs=10, seed=0).attack
+    assert "the canaries alone" not in attack["datasets_played"]
+    failed = [text for text in attack["screening_failed"] if text.startswith("the canaries alone: ")]
+    assert len(failed) == 1 and "non-finite parameters" in failed[0]
+
+
 def test_a_named_dataset_is_not_screened_and_a_one_run_game_trains_on_the_users_data():
     named = audit_dpsgd(target=_target(steps=3), threat="white-box", canary="crafted", runs=10, dataset=20, seed=0)
     assert "screening" not in named.attack and named.attack["dataset"].startswith("20 of the user's")
