@@ -17,7 +17,16 @@ import numpy as np
 from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.datasets import records_of_pair
 from dpaudit.mechanisms.deferred_event import UNSUPPORTED, DeferredEvent
-from dpaudit.mechanisms.neighbours import NeighbourCheck, answer_of, by_relation, inserted, unchecked
+from dpaudit.mechanisms.neighbours import (
+    NeighbourCheck,
+    answer_of,
+    by_relation,
+    domain_of,
+    in_domain,
+    inserted,
+    sees_any_length,
+    unchecked,
+)
 from dpaudit.mechanisms.outputs import check_outputs
 from dpaudit.mechanisms.records import RecordSpec
 from dpaudit.validation import check_delta, check_epsilon, check_int
@@ -230,6 +239,10 @@ def not_neighbours(mech: Mechanism, d0: np.ndarray, d1: np.ndarray) -> str | Non
     when they have one length; when one holds one record more (add-remove),
     dpaudit checks that one is the other with a record inserted, and the
     check sees each dataset against itself, which vouches for its records.
+    A check marked `neighbours.any_length` (a group's) sees every pair itself.
+    The declared domain (`records`, else the check's own) is checked first,
+    whatever the lengths: a record outside it is refused by name
+    (`neighbours.in_domain`).
 
     Raises:
         NeighbourAnswerError: when the check answers neither a bool, None nor a sentence.
@@ -237,11 +250,14 @@ def not_neighbours(mech: Mechanism, d0: np.ndarray, d1: np.ndarray) -> str | Non
     check = mech.neighbours
     if check is unchecked:
         return None
+    outside = in_domain(mech.records or domain_of(check), d0, d1, mech.null_record)
+    if outside:
+        return outside
     if check is None:
         return by_relation(mech.claim.relation.value, mech.null_record)(d0, d1)
     if d0.shape[1:] != d1.shape[1:]:
         return f"their records have different shapes ({d0.shape[1:]} and {d1.shape[1:]})"
-    if len(d0) == len(d1):
+    if len(d0) == len(d1) or sees_any_length(check):
         return answer_of(check, d0, d1, mech.name)
     if mech.claim.relation is Relation.REPLACE_ONE:
         return f"under replace-one they must have the same length; they have {len(d0)} and {len(d1)} records"

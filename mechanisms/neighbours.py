@@ -2,7 +2,11 @@
 
 A check sees two arrays of records of one length (`dpaudit.mechanisms.base.not_neighbours`
 says which pairs reach it); `by_relation` is the check of a relation's
-definition, used when a mechanism has none of its own.
+definition, used when a mechanism has none of its own. A check built from
+a declared domain (`dpaudit.mechanisms.records`) first refuses any record
+outside it, naming the record (NaN, ±inf, a number out of range, text, a
+pair of numbers where a record is a number), and carries that domain
+(`domain_of`), so a transform that wraps the check can keep it (`declare`).
 """
 
 from __future__ import annotations
@@ -11,21 +15,30 @@ from typing import Any, Callable, Optional, Union
 
 import numpy as np
 from dpaudit.errors import MechanismError, NeighbourAnswerError
+from dpaudit.mechanisms.records import CategoryRecords, Domain, NumberRecords
 
 __all__ = [
     "NeighbourCheck",
     "answer_of",
     "answers_within",
+    "any_length",
     "as_rows",
     "by_relation",
     "categories_in",
+    "declare",
+    "domain_of",
+    "in_domain",
+    "equal_rows",
     "inserted",
     "inserted_at",
     "is_local",
+    "is_null",
+    "sees_any_length",
     "local",
     "of_length",
     "records_in",
     "unchecked",
+    "within",
 ]
 
 NeighbourCheck = Callable[[np.ndarray, np.ndarray], Union[Optional[str], bool]]
@@ -51,52 +64,91 @@ def is_local(check: NeighbourCheck | None) -> bool:
     return check is None or check is unchecked or getattr(check, "local", False)
 
 
-def records_in(low: float, high: float, *, max_changed: int = 1) -> NeighbourCheck:
-    """Return a check: records in [low, high] and at most `max_changed` of them differ.
+def any_length(check: NeighbourCheck) -> NeighbourCheck:
+    """Return `check` marked as answering pairs of any lengths itself (a group's check: k records may be added).
 
-    Add/remove is modelled by replacing a record with a null record (0), so the
-    datasets keep one length.
+    Other checks see pairs of one length only (`dpaudit.mechanisms.base.not_neighbours`).
+    """
+    check.any_length = True  # type: ignore[attr-defined]
+    return check
+
+
+def sees_any_length(check: NeighbourCheck | None) -> bool:
+    """Return True for a check marked by `any_length`."""
+    return getattr(check, "any_length", False)
+
+
+def declare(check: NeighbourCheck, domain: Domain | None) -> NeighbourCheck:
+    """Return `check` carrying `domain`, the records it admits (`domain_of` reads it); None declares nothing."""
+    if domain is not None:
+        check.domain = domain  # type: ignore[attr-defined]
+    return check
+
+
+def domain_of(check: NeighbourCheck | None) -> Domain | None:
+    """Return the domain a check declares (its records' set, shape and type), or None when it declares none."""
+    return getattr(check, "domain", None)
+
+
+def in_domain(domain: Domain | None, d0: np.ndarray, d1: np.ndarray, null_record: Any = None) -> Optional[str]:
+    """Return None when every record of d0 and d1 lies in `domain` (the null record too), else the sentence naming the first that does not.
+
+    None as the domain admits every record.
+    """
+    if domain is None:
+        return None
+    return domain.check_records(d0, "d0", null_record=null_record) or domain.check_records(d1, "d1", null_record=null_record)
+
+
+def within(domain: Domain, *, max_changed: int = 1, null_record: Any = None) -> NeighbourCheck:
+    """Return a check: every record in `domain` (or `null_record`) and at most `max_changed` of them differ.
+
+    Add/remove is modelled by replacing a record with a null record, so the
+    datasets keep one length; the domain bounds what one changed record can
+    do (a sum of records in [0, Δ] moves by at most Δ).
     """
 
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
-        for name, d in (("d0", d0), ("d1", d1)):
-            if not np.issubdtype(d.dtype, np.number) or (d.size and (d.min() < low or d.max() > high)):
-                return f"records of {name} must be numbers in [{low:g}, {high:g}]"
-        changed = int(np.any(as_rows(d0) != as_rows(d1), axis=1).sum())
+        outside = in_domain(domain, d0, d1, null_record)
+        if outside:
+            return outside
+        changed = int(np.count_nonzero(~equal_rows(d0, d1)))
         if changed > max_changed:
             return f"they differ in {changed} records, more than {max_changed}"
         return None
 
-    return local(check)
+    return declare(local(check), domain)
+
+
+def records_in(low: float, high: float, *, max_changed: int = 1, integer: bool = False) -> NeighbourCheck:
+    """Return a check: records are numbers (whole numbers when `integer`) in [low, high], and at most `max_changed` differ.
+
+    NaN and ±inf are refused, and so is a record that is not one number.
+    Add/remove is modelled by replacing a record with a null record (0), so the
+    datasets keep one length.
+    """
+    return within(NumberRecords(low, high, integer=integer), max_changed=max_changed)
 
 
 def answers_within(sensitivity: float, *, norm: float = np.inf) -> NeighbourCheck:
-    """Return a check for query-answer vectors: ‖d0 − d1‖_norm ≤ sensitivity (StatDP's convention)."""
+    """Return a check for query-answer vectors (one finite number per query): ‖d0 − d1‖_norm ≤ sensitivity (StatDP's convention)."""
+    domain = NumberRecords()
 
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
-        if not np.issubdtype(d0.dtype, np.number) or not np.issubdtype(d1.dtype, np.number):
-            return "query answers must be numbers"
+        outside = in_domain(domain, d0, d1)
+        if outside:
+            return outside.replace("records are", "query answers are")
         dist = float(np.linalg.norm((d0 - d1).ravel().astype(float), ord=norm))
         if dist > sensitivity + 1e-12:
             return f"their answers differ by {dist:g} in ℓ{norm:g} norm, more than the sensitivity {sensitivity:g}"
         return None
 
-    return local(check)
+    return declare(local(check), domain)
 
 
 def categories_in(num_categories: int, *, max_changed: int = 1) -> NeighbourCheck:
     """Return a check: records are integers in [0, num_categories) and at most `max_changed` differ."""
-
-    def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
-        for name, d in (("d0", d0), ("d1", d1)):
-            if not np.issubdtype(d.dtype, np.integer) or (d.size and (d.min() < 0 or d.max() >= num_categories)):
-                return f"records of {name} must be integers in [0, {num_categories})"
-        changed = int(np.sum(d0 != d1))
-        if changed > max_changed:
-            return f"they differ in {changed} records, more than {max_changed}"
-        return None
-
-    return local(check)
+    return within(CategoryRecords(num_categories), max_changed=max_changed)
 
 
 def of_length(length: int, check: NeighbourCheck) -> NeighbourCheck:
@@ -110,7 +162,7 @@ def of_length(length: int, check: NeighbourCheck) -> NeighbourCheck:
             return f"the noise is calibrated to {length} records, and the datasets have {len(d0)}"
         return check(d0, d1)
 
-    return checked
+    return declare(checked, domain_of(check))
 
 
 def unchecked(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
@@ -148,8 +200,11 @@ def answer_of(check: NeighbourCheck, d0: np.ndarray, d1: np.ndarray, owner: str)
     )
 
 
-def by_relation(relation: str, null_record: Any = None) -> NeighbourCheck:
+def by_relation(relation: str, null_record: Any = None, records: Domain | None = None) -> NeighbourCheck:
     """Return the check of `relation` ("replace-one" or "add-remove") on arrays of records (first axis).
+
+    With `records` (a declared domain), every record must lie in it or be
+    the null record (`in_domain`); the check then carries it (`domain_of`).
 
     Replace-one: same length, at most one record differs. Add-remove: one
     dataset is the other with one record inserted; datasets of one length
@@ -160,18 +215,21 @@ def by_relation(relation: str, null_record: Any = None) -> NeighbourCheck:
     """
 
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
+        outside = in_domain(records, d0, d1, null_record)
+        if outside:
+            return outside
         if len(d0) != len(d1):
             if relation == "replace-one":
                 return f"under replace-one they must have the same length; they have {len(d0)} and {len(d1)} records"
             return inserted(d0, d1)
-        changed = np.flatnonzero(~_equal_rows(d0, d1))
+        changed = np.flatnonzero(~equal_rows(d0, d1))
         if changed.size > 1:
             return f"they differ in {changed.size} records, more than 1"
         if relation == "replace-one" or not changed.size:
             return None
         return _null_in_one(d0[changed[0]], d1[changed[0]], null_record)
 
-    return local(check)
+    return declare(local(check), records)
 
 
 def _null_in_one(a: Any, b: Any, null_record: Any) -> Optional[str]:
@@ -182,7 +240,7 @@ def _null_in_one(a: Any, b: Any, null_record: Any) -> Optional[str]:
             "was replaced (two add-remove steps); pass one dataset with one record more, or relation='replace-one', "
             "or declare the record that adds nothing with blackbox(..., null_record=...)"
         )
-    if _is_null(a, null_record) or _is_null(b, null_record):
+    if is_null(a, null_record) or is_null(b, null_record):
         return None
     return (
         f"under add-remove one must hold one record more than the other, or the changed record must be the "
@@ -195,7 +253,7 @@ def as_rows(d: np.ndarray) -> np.ndarray:
     return d.reshape(len(d), int(np.prod(d.shape[1:], dtype=int)))
 
 
-def _equal_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def equal_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Return, per record, whether a and b hold the same record (NaN equal to NaN)."""
     a, b = as_rows(a), as_rows(b)
     if a.dtype != b.dtype:
@@ -204,7 +262,7 @@ def _equal_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.all(same, axis=1)
 
 
-def _is_null(record: Any, null_record: Any) -> bool:
+def is_null(record: Any, null_record: Any) -> bool:
     """Return True when `record` is `null_record` (a value every entry has, or a whole record; NaN equals NaN)."""
     values = np.asarray(record, dtype=object).ravel().tolist()
     null = np.asarray(null_record, dtype=object).ravel().tolist()
@@ -227,5 +285,5 @@ def inserted(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
 
 def inserted_at(long: np.ndarray, short: np.ndarray) -> int | None:
     """Return the index of the record `long` holds beyond `short` (the others equal and in order), else None."""
-    first = int(np.argmin(np.append(_equal_rows(long[:-1], short), False)))
-    return first if np.all(_equal_rows(long[first + 1:], short[first:])) else None
+    first = int(np.argmin(np.append(equal_rows(long[:-1], short), False)))
+    return first if np.all(equal_rows(long[first + 1:], short[first:])) else None

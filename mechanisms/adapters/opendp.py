@@ -123,7 +123,7 @@ def _count_mechanism(name: str, measurement: Any, draws: list[Callable[[Any, int
     d0, d1 = sum_pair(1)
     return Mechanism(
         name=name, sampler=sample, claim=Claim(eps, 0.0), event=event,
-        default_pair=(d0.astype(int), d1.astype(int)), neighbours=records_in(0, 1), null_record=0,
+        default_pair=(d0.astype(int), d1.astype(int)), neighbours=records_in(0, 1, integer=True), null_record=0,
         params=params, description=text,
     )
 

@@ -25,6 +25,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism
+from dpaudit.mechanisms.neighbours import declare, in_domain
+from dpaudit.mechanisms.records import NumberRecords
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_int, check_real
 
@@ -46,16 +48,15 @@ def users_differ_by_one(low: float, high: float) -> Callable[[np.ndarray, np.nda
     """Return an add/remove check on user matrices: one user's row absent (all nan) in one dataset only.
 
     Rows are users, columns their records, `nan` an absent record; present
-    records must lie in [low, high].
+    records must be finite and lie in [low, high] (its domain, `domain_of`).
     """
+    domain = NumberRecords(low, high, width=None)
 
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
-        for name, d in (("d0", d0), ("d1", d1)):
-            if not np.issubdtype(d.dtype, np.floating) or d.ndim != 2:
-                return f"{name} must be a float matrix, one row per user (nan for an absent record)"
-            kept = d[~np.isnan(d)]
-            if kept.size and (kept.min() < low or kept.max() > high):
-                return f"records of {name} must be in [{low:g}, {high:g}] or nan"
+        outside = in_domain(domain, d0, d1, np.nan)
+        if outside:
+            return outside + ", one row per user (NaN for an absent record)"
+        d0, d1 = d0.astype(float), d1.astype(float)
         same = (d0 == d1) | (np.isnan(d0) & np.isnan(d1))
         changed = np.flatnonzero(~same.all(axis=1))
         if len(changed) > 1:
@@ -64,7 +65,7 @@ def users_differ_by_one(low: float, high: float) -> Callable[[np.ndarray, np.nda
             return "the differing user must be absent (a row of nan) in one of them"
         return None
 
-    return check
+    return declare(check, domain)
 
 
 def user_pair(*, background: int, added: int, value: float, rows: int) -> tuple[np.ndarray, np.ndarray]:

@@ -26,7 +26,7 @@ from typing import Callable, Optional
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.builtins.gaussian import analytic_sigma
-from dpaudit.mechanisms.neighbours import local
+from dpaudit.mechanisms.neighbours import declare, in_domain, local
 from dpaudit.mechanisms.records import CategoryRecords, VectorRecords
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_int, check_real
@@ -57,9 +57,12 @@ def clip_rows(records: np.ndarray, bound: float, order: float) -> np.ndarray:
 def _vector_records(relation: Relation) -> NeighbourCheck:
     """Return a check: 2-D numeric datasets differing in at most one row (add/remove: that row is zero in one)."""
 
+    domain = VectorRecords()
+
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
-        if d0.ndim != 2 or not np.issubdtype(d0.dtype, np.number) or not np.issubdtype(d1.dtype, np.number):
-            return "datasets must be 2-D numeric arrays, one record (vector) per row"
+        outside = in_domain(domain, d0, d1)
+        if outside:
+            return outside + ", one record (vector) per row"
         changed = np.flatnonzero(np.any(d0 != d1, axis=1))
         if changed.size > 1:
             return f"they differ in {changed.size} records, more than 1"
@@ -69,16 +72,18 @@ def _vector_records(relation: Relation) -> NeighbourCheck:
                 return "under add/remove the changed record must be the null record (zeros) in one of them"
         return None
 
-    return local(check)
+    return declare(local(check), domain)
 
 
 def _category_records(bins: int) -> NeighbourCheck:
     """Return a check: integer categories in [0, bins) or −1 (null), one record added or removed."""
 
+    domain = CategoryRecords(bins)
+
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
-        for name, d in (("d0", d0), ("d1", d1)):
-            if not np.issubdtype(d.dtype, np.integer) or (d.size and (d.min() < NULL_CATEGORY or d.max() >= bins)):
-                return f"records of {name} must be integers in [0, {bins}) or {NULL_CATEGORY} (absent)"
+        outside = in_domain(domain, d0, d1, NULL_CATEGORY)
+        if outside:
+            return f"{outside}, or {NULL_CATEGORY} (absent)"
         changed = np.flatnonzero(d0 != d1)
         if changed.size > 1:
             return f"they differ in {changed.size} records, more than 1"
@@ -86,7 +91,7 @@ def _category_records(bins: int) -> NeighbourCheck:
             return f"under add/remove the changed record must be {NULL_CATEGORY} (absent) in one of them"
         return None
 
-    return local(check)
+    return declare(local(check), domain)
 
 
 def _vector_pair(norm: float) -> tuple[np.ndarray, np.ndarray]:

@@ -39,7 +39,7 @@ def geometric(*, epsilon: float = 1.0, sensitivity: int = 1) -> Mechanism:
         claim=Claim(eps, 0.0),
         event=dp_event.DiscreteLaplaceDpEvent(noise_parameter=a, sensitivity=sens),
         default_pair=(d0.astype(int), d1.astype(int)),
-        neighbours=records_in(0, sens),
+        neighbours=records_in(0, sens, integer=True),
         null_record=0,
         params={"epsilon": eps, "sensitivity": sens},
         description="Two-sided geometric noise with parameter ε/Δ on an integer sum.",

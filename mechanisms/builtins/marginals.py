@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Callable, Optional
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.builtins.gaussian import analytic_sigma
-from dpaudit.mechanisms.neighbours import of_length
+from dpaudit.mechanisms.neighbours import NeighbourCheck, declare, in_domain, of_length
+from dpaudit.mechanisms.records import NumberRecords
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_int, check_real
 
@@ -34,13 +35,22 @@ __all__ = [
 ]
 
 
-def _sign_rows(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
-    """Return None when d0, d1 are n×d matrices of ±1 differing in at most one row, else why not."""
-    for name, d in (("d0", d0), ("d1", d1)):
-        if d.ndim != 2 or not np.all(np.abs(d) == 1):
-            return f"{name} must be an n×d matrix of ±1 entries"
-    changed = int(np.any(d0 != d1, axis=1).sum())
-    return None if changed <= 1 else f"they differ in {changed} rows, more than 1"
+def _sign_rows(d: int) -> NeighbourCheck:
+    """Return a check: d0, d1 are n×d matrices of ±1 differing in at most one row (domain: vectors of d integers in [−1, 1])."""
+    domain = NumberRecords(-1, 1, width=d, integer=True)
+
+    def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
+        outside = in_domain(domain, d0, d1)
+        if outside:
+            return outside + " (each ±1)"
+        for name, data in (("d0", d0), ("d1", d1)):
+            zero = np.flatnonzero(np.any(data == 0, axis=1))
+            if zero.size:
+                return f"record {zero[0]} of {name} holds a 0; records are vectors of {d} entries, each ±1"
+        changed = int(np.any(d0 != d1, axis=1).sum())
+        return None if changed <= 1 else f"they differ in {changed} rows, more than 1"
+
+    return declare(check, domain)
 
 
 def linf_ball_noise(scale: float, d: int, size: int, rng: np.random.Generator) -> np.ndarray:
@@ -102,7 +112,7 @@ def marginal_release(name: str, eps: float, dlt: float, n: int, d: int,
         claim=Claim(eps, dlt, Relation.REPLACE_ONE),
         event=event,
         default_pair=_marginal_pair(n, d),
-        neighbours=of_length(n, _sign_rows),
+        neighbours=of_length(n, _sign_rows(d)),
         params={"epsilon": eps, "num_rows": n, "dim": d, **params},
         description=text,
     )

@@ -11,7 +11,8 @@ from typing import Optional
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
 from dpaudit.mechanisms.builtins.private_selection import exponential_choice
-from dpaudit.mechanisms.neighbours import NeighbourCheck, of_length, records_in
+from dpaudit.mechanisms.neighbours import NeighbourCheck, declare, in_domain, of_length, records_in
+from dpaudit.mechanisms.records import NumberRecords
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_int, check_real
 
@@ -27,15 +28,18 @@ __all__ = [
 
 
 def present_records(low: float, high: float) -> NeighbourCheck:
-    """Return an add/remove check with `nan` as the absent record: one record added or removed, all in [low, high]."""
+    """Return an add/remove check with `nan` as the absent record: one record added or removed, all in [low, high].
+
+    Its domain (`domain_of`): numbers in [low, high], NaN the null record;
+    ±inf, text and records of another shape are refused by name.
+    """
+    domain = NumberRecords(low, high)
 
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
-        for name, d in (("d0", d0), ("d1", d1)):
-            if not np.issubdtype(d.dtype, np.floating):
-                return f"records of {name} must be floats (nan for an absent record)"
-            kept = d[~np.isnan(d)]
-            if kept.size and (kept.min() < low or kept.max() > high):
-                return f"records of {name} must be in [{low:g}, {high:g}] or nan"
+        outside = in_domain(domain, d0, d1, np.nan)
+        if outside:
+            return outside + " (NaN for an absent record)"
+        d0, d1 = d0.astype(float).ravel(), d1.astype(float).ravel()
         changed = np.flatnonzero(~((d0 == d1) | (np.isnan(d0) & np.isnan(d1))))
         if len(changed) > 1:
             return f"they differ in {len(changed)} records, more than 1"
@@ -43,7 +47,7 @@ def present_records(low: float, high: float) -> NeighbourCheck:
             return "the differing record must be present in one dataset and absent (nan) in the other"
         return None
 
-    return check
+    return declare(check, domain)
 
 
 def local_sensitivity_of_median(sorted_rows: np.ndarray) -> float:
