@@ -22,7 +22,10 @@ standard output, both compact UTF-8 JSON on one line:
   randomness) gives the same audit for the same audit seed. Each batch
   gets a new seed; the outputs of a batch must be independent draws.
 - The reply holds exactly N outputs, each a number, a string (a category),
-  or a list of numbers (a vector), of one shape for one dataset. JSON
+  or a list of numbers (a vector), of one shape for one dataset. Integers
+  stay integers, exactly, up to 64 bits (`json_integers`): a batch of
+  non-negative ones is read as uint64, so a double released as its
+  IEEE-754 bit pattern keeps every bit and gets the low-bits test. JSON
   has no NaN or infinity: write null (Python's NaN, Infinity and
   -Infinity are read too); the audit maps them to a fixed number
   (`dpaudit.mechanisms.outputs`). A reply {"error":"message"} reports
@@ -94,7 +97,16 @@ from dpaudit.mechanisms.neighbours import NeighbourCheck
 from dpaudit.mechanisms.outputs import check_outputs
 from dpaudit.validation import check_int
 
-__all__ = ["DEFAULT_TIMEOUT", "SEED_BOUND", "ExternalMechanism", "ExternalProcess", "external", "external_python", "unit_sum_pair"]
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "SEED_BOUND",
+    "ExternalMechanism",
+    "ExternalProcess",
+    "external",
+    "external_python",
+    "json_integers",
+    "unit_sum_pair",
+]
 
 SEED_BOUND = 2**31
 """Seeds sent to the process are integers in [0, SEED_BOUND): a signed 32-bit integer in any language."""
@@ -336,6 +348,9 @@ class ExternalProcess:
         outputs = message["outputs"]
         if len(outputs) != size:
             self._fail(f"replied with {len(outputs)} outputs where {size} were asked for")
+        whole = json_integers(outputs)
+        if whole is not None:
+            return whole
         try:
             return np.array(outputs, dtype=np.float64)  # numbers, null (NaN), equal-length lists of them
         except (ValueError, TypeError):
@@ -396,6 +411,30 @@ class _Reply:
         """Return the reply's line, and the .npy bytes after it (None for a JSON reply)."""
         line = bytes(self.data[: self.line_end])
         return line, None if self.npy is None else bytes(self.data[self.line_end:])
+
+
+def json_integers(outputs: list[Any]) -> np.ndarray | None:
+    """Return outputs that are all JSON integers (or equal-length lists of them) as integers, exactly; else None.
+
+    Non-negative ones that fit 64 bits are uint64 (a released double's
+    IEEE-754 bit pattern, beyond 2⁵³ too, as the .npy reply and in-process
+    mechanisms give it, so the low-bits test is tried); others int64 when
+    they fit. A float, a bool, null, text or an integer beyond 64 bits among
+    them: None (the outputs are then read as numbers, `dpaudit.mechanisms.outputs`).
+    """
+    try:
+        arr = np.array(outputs, dtype=object)
+    except ValueError:  # ragged lists: not a batch of integers
+        return None
+    flat = arr.ravel().tolist()
+    if not flat or not all(type(x) is int for x in flat):
+        return None
+    low, high = min(flat), max(flat)
+    if low >= 0 and high < 2**64:
+        return np.array(flat, dtype=np.uint64).reshape(arr.shape)
+    if -(2**63) <= low and high < 2**63:
+        return np.array(flat, dtype=np.int64).reshape(arr.shape)
+    return None
 
 
 def _npy_length(line: bytes) -> tuple[int | None, str | None]:
