@@ -8,7 +8,9 @@ runs, and round k certifies its bound at failure probability
 round's bound holds at once with probability ≥ 1 − β, so the largest of
 them is a lower bound at confidence 1 − β whenever the audit stops, early
 or not: the stopping rule may look at the bounds, since each is valid
-whatever rule chose to run it. Rounds stop when a violation is certified,
+whatever rule chose to run it. The result keeps every round run and its
+share (`Selection`), so that `recertify` pays for the choice of the best
+round again rather than certifying it alone at all of β. Rounds stop when a violation is certified,
 when the bound reaches `tight` × the claimed ε (decided: the claim is
 nearly attained; by default `tight` is 1, since a wrong mechanism may
 well reach 0.9 of its claim on its honest part before a rarer leak shows),
@@ -25,6 +27,7 @@ from typing import Callable
 
 import numpy as np
 from dpaudit.audit.results import phases
+from dpaudit.audit.results.provenance import ROUNDS, Selection
 from dpaudit.audit.results.result import VIOLATION, AuditResult
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_int
@@ -36,6 +39,7 @@ __all__ = [
     "AutoBudget",
     "Round",
     "audit_in_rounds",
+    "combine_rounds",
     "first_round",
     "planned_rounds",
     "round_seed",
@@ -120,10 +124,12 @@ def audit_in_rounds(run_round: Round, *, seed: int, confidence: float, epsilon: 
     `run_round(trials, seed, confidence)` runs one whole audit; the rounds
     are `first`, 2·`first`, … trials, planned before any of them runs. Its
     `phases.auto` lists the rounds run (trials, seed, bound), the trials
-    drawn in all, why the rounds stopped, and the budget.
+    drawn in all, why the rounds stopped, and the budget; its `selection`
+    every round run, with its share of β.
     """
     start = time.perf_counter()
     sizes = planned_rounds(budget.max_trials, first)
+    shares = tuple(size / sum(sizes) for size in sizes)
     beta = 1.0 - confidence
     rounds: list[AuditResult] = []
     stopped = "budget of trials"
@@ -131,14 +137,16 @@ def audit_in_rounds(run_round: Round, *, seed: int, confidence: float, epsilon: 
         if rounds and budget.max_seconds is not None and _over_time(rounds[-1], start, budget.max_seconds):
             stopped = "budget of seconds"
             break
-        rounds.append(run_round(size, round_seed(seed, k), 1.0 - beta * size / sum(sizes)))
+        rounds.append(run_round(size, round_seed(seed, k), 1.0 - beta * shares[k]))
         if rounds[-1].verdict == VIOLATION:
             stopped = "violation certified"
             break
         if rounds[-1].lower_bound.epsilon >= budget.tight * epsilon:
             stopped = f"bound within {budget.tight:g} of the claim"
             break
-    combined = _combined(rounds, confidence=confidence, stopped=stopped, budget=budget)
+    auto = phases.AutoRounds(rounds=(), stopped=stopped, max_trials=budget.max_trials, max_seconds=budget.max_seconds,
+                             tight=budget.tight)
+    combined = combine_rounds(rounds, shares[:len(rounds)], confidence=confidence, auto=auto)
     return dataclasses.replace(combined, seed=seed, seconds=time.perf_counter() - start)
 
 
@@ -147,12 +155,21 @@ def _over_time(last: AuditResult, start: float, max_seconds: float) -> bool:
     return time.perf_counter() - start + 2.0 * last.seconds > max_seconds
 
 
-def _combined(rounds: list[AuditResult], *, confidence: float, stopped: str, budget: AutoBudget) -> AuditResult:
-    """Return the round with the largest bound, its bound at `confidence` over all rounds and `phases.auto` listing them."""
-    best = max(rounds, key=lambda r: r.lower_bound.epsilon)
-    auto = phases.AutoRounds(
-        rounds=tuple(phases.Round(r.lower_bound.trials, r.seed, r.lower_bound.epsilon, r.lower_bound.confidence) for r in rounds),
-        stopped=stopped, max_trials=budget.max_trials, max_seconds=budget.max_seconds, tight=budget.tight,
-    )
+def combine_rounds(rounds: list[AuditResult], shares: tuple[float, ...], *, confidence: float,
+                   auto: phases.AutoRounds) -> AuditResult:
+    """Return the round with the largest bound, its bound at `confidence` over all rounds, `phases.auto` listing them.
+
+    Round k must have been certified at confidence 1 − β·`shares[k]` (β =
+    1 − `confidence`, the shares summing to at most 1): then every round's
+    bound holds at once with probability ≥ 1 − β, and the largest with them.
+    `auto` gives why the rounds stopped and their budget; its rounds are
+    replaced by these. The result's `selection` keeps every round and its share.
+    """
+    kept = max(range(len(rounds)), key=lambda k: rounds[k].lower_bound.epsilon)
+    best = rounds[kept]
+    listed = tuple(phases.Round(r.lower_bound.trials, r.seed, r.lower_bound.epsilon, r.lower_bound.confidence)
+                   for r in rounds)
+    bound = None if best.bound is None else dataclasses.replace(best.bound, confidence=confidence)
     return dataclasses.replace(best, lower_bound=dataclasses.replace(best.lower_bound, confidence=confidence),
-                               phases=dataclasses.replace(best.phases, auto=auto))
+                               phases=dataclasses.replace(best.phases, auto=dataclasses.replace(auto, rounds=listed)),
+                               bound=bound, selection=Selection(ROUNDS, tuple(rounds), tuple(shares), kept))

@@ -19,8 +19,9 @@ from dpaudit.attacks.games import Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.certify import Bound, certify, certify_best
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.estimators.projected_runs import auc_mu, projected_runs
+from dpaudit.audit.estimators.projected_runs import projected_runs_of
 from dpaudit.audit.execution.run_store import RunStore
+from dpaudit.audit.results.provenance import ARMS, Selection
 from dpaudit.audit.results.result import MembershipResult, refutes
 from dpaudit.audit.theory.upper_bound import UpperBound
 from dpaudit.errors import InvalidParameterError
@@ -92,6 +93,7 @@ def run_membership_audit(
     reported next to an assumption-free one of a multi-run game at δ > 0,
     with the runs an assumption-free audit would need if it held; it never
     decides the verdict, and draws from the estimator stream after the verdict's bound.
+    A ladder's result keeps every arm in its `selection`, so that `recertify` pays for the best arm again.
     """
     check_game(game, bound, owner)
     seed = check_int(seed, "seed", owner, low=0)
@@ -100,9 +102,10 @@ def run_membership_audit(
     data_rng, game_rng, estimator_rng = seed_streams(seed)
     start = time.perf_counter()
     played = play(data_rng, game_rng)
-    observations, attack = played.observations, dict(played.attack)
+    observations, attack, selection = played.observations, dict(played.attack), None
     if isinstance(observations, tuple):
         best, lower = certify_best(observations, game, bound, delta=delta, rng=estimator_rng)
+        selection = Selection(ARMS, observations, (1.0 / len(observations),) * len(observations), best)
         observations, attack["best_canary"] = observations[best], best
     else:
         lower = certify(observations, game, bound, delta=delta, rng=estimator_rng)
@@ -111,7 +114,7 @@ def run_membership_audit(
         game=game.name, lower_bound=lower, scorer=played.scorer, seconds=time.perf_counter() - start, seed=seed,
         mechanism=subject.name, params=dict(subject.params), claim=subject.claim,
         upper_bound=subject.upper_bound(delta), observations=observations, attack=attack, game_spec=game, bound=bound,
-        beside=assumed, projected_runs=projected,
+        beside=assumed, projected_runs=projected, selection=selection,
     )
     if played.store:
         played.store.write_result(result.to_dict())
@@ -126,7 +129,7 @@ def _beside(name: str | None, observations: Observations | tuple[Observations, .
     (None, None) unless `name` is given, the game is multi-run, δ > 0 and the
     verdict's bound is assumption-free. Several arms are certified as
     `certify_best` certifies them (each at β/K); the projection reads the
-    best arm's AUC (`projected_runs`).
+    best arm's AUC, when its scores separate members at the audit's confidence (`projected_runs_of`).
     """
     if name is None or not isinstance(game, MultiRun) or delta == 0.0 or lower.assumption is not None:
         return None, None
@@ -136,5 +139,4 @@ def _beside(name: str | None, observations: Observations | tuple[Observations, .
         (0, certify(arms[0], game, spec, delta=delta, rng=rng))
     if claim is None or refutes(lower, claim):
         return assumed, None
-    mu = auc_mu(arms[best])
-    return assumed, projected_runs(mu, claim_epsilon=claim.epsilon, delta=delta, confidence=bound.confidence)
+    return assumed, projected_runs_of(arms[best], claim_epsilon=claim.epsilon, delta=delta, confidence=bound.confidence)

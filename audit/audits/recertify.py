@@ -1,4 +1,17 @@
-"""`recertify`: certify the evidence an audit kept under another `Bound`, without playing its game again."""
+"""`recertify`: certify the evidence an audit kept under another `Bound`, without playing its game again.
+
+An audit whose result won a selection made on evidence (the best round of
+`trials="auto"`, the best arm of a ladder of canaries) paid for it with a
+β split; certifying the winner again alone, at all of β, would not (the
+largest of K bounds is above the truth more often than β: 14.5 % of seeds
+on an exactly tight 5-DP discrete Laplace under `trials="auto"` at 95 %).
+So `recertify` certifies every candidate the selection compared (the
+result keeps them, `Selection`) at its share of β and keeps the best, the
+rule the audit used: the same `Bound` gives the same bound. The choices
+that are paid for by fresh draws need nothing more: the pair of a pair
+search and the dataset and arm of DP-SGD's `dataset="auto"` are chosen on
+draws of their own, so the game they choose is certified at all of β.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +20,11 @@ import dataclasses
 from dpaudit.attacks.games import TwoDataset
 from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.attacks.output_histogram import OutputHistogram
+from dpaudit.audit.audits.auto_trials import combine_rounds
 from dpaudit.audit.audits.membership import seed_streams
-from dpaudit.audit.estimators.certify import Bound, certify
+from dpaudit.audit.estimators.certify import Bound, certify, certify_best
 from dpaudit.audit.estimators.intervals import Bands, RatioInterval
+from dpaudit.audit.results.provenance import Recertified
 from dpaudit.audit.results.result import AuditResult, MembershipResult, Result
 from dpaudit.audit.theory.upper_bound import UpperBound
 from dpaudit.errors import InvalidParameterError
@@ -21,25 +36,36 @@ def recertify(result: Result, bound: Bound) -> Result:
     """Return `result` with its kept evidence certified under `bound` (another confidence, δ, estimator or strategy).
 
     Sound as `certify` is for that evidence, since nothing about the bound
-    was used to play the game, with two exceptions that are refused: the
-    bands interval needs the histogram of every output (a held-out game
-    kept only its counts), and the ratio interval needs the direction a
-    held-out game fixed on its selection split. A membership result is
-    certified from the estimator stream of its seed, so the same bound gives
-    the same result; a ladder of canaries keeps only the arm that certified.
-    The theory upper bound is kept when δ is unchanged; at another δ it is
-    not recomputed (the mechanism is not kept) and reads ∞.
+    was used to play the game. A result that won a selection (the best round
+    of `trials="auto"`, the best arm of a ladder) is certified as the audit
+    certified it: every round or arm at its share of β, the largest kept;
+    one whose selection was not kept is refused. Refused too: the bands
+    interval on a held-out game (it needs the histogram of every output),
+    and the ratio interval unless the game fixed its direction on its
+    selection split. A membership result is certified from the estimator
+    stream of its seed, so the same bound gives the same result. The theory
+    upper bound is kept when δ is unchanged; at another δ it is not
+    recomputed (the mechanism is not kept) and reads ∞. The result's
+    `recertified` says under which bound it was first certified, and what
+    that gave.
+
+    Trying several bounds on one result and keeping the best is a selection
+    of its own, which this function cannot see: split β over them
+    (`BestOf` does, for threshold strategies).
 
     Raises:
-        InvalidParameterError: for a result without evidence, or a bound its evidence cannot answer.
+        InvalidParameterError: for a result without evidence, a selection not kept, or a bound its evidence cannot answer.
     """
     if not isinstance(bound, Bound):
         raise InvalidParameterError(f"recertify needs a Bound; got {type(bound).__name__}.")
     if isinstance(result, AuditResult) and result.evidence is not None:
-        return _two_dataset(result, bound)
-    if isinstance(result, MembershipResult) and result.observations is not None and result.game_spec is not None:
-        return _membership(result, bound)
-    raise InvalidParameterError("recertify needs a result that kept its evidence (the result of an audit of this version).")
+        again: Result = _rounds(result, bound) if _is_auto(result) else _two_dataset(result, bound)
+    elif isinstance(result, MembershipResult) and result.observations is not None and result.game_spec is not None:
+        again = _membership(result, bound)
+    else:
+        raise InvalidParameterError("recertify needs a result that kept its evidence (the result of an audit of this version).")
+    first = result.recertified or Recertified(result.bound, result.lower_bound)
+    return dataclasses.replace(again, recertified=first)
 
 
 def _delta(result: Result, bound: Bound) -> float:
@@ -51,7 +77,29 @@ def _upper(result: Result, delta: float) -> UpperBound | None:
     return old if old is None or old.delta == delta else UpperBound(float("inf"), delta, "not recomputed")
 
 
+def _is_auto(result: AuditResult) -> bool:
+    """Return True for the result of `trials="auto"`; raise when it did not keep the rounds it chose among."""
+    if result.phases is None or result.phases.auto is None:
+        return False
+    if result.selection is None:
+        raise InvalidParameterError(
+            "This result of trials='auto' kept only its best round, and certifying that round alone at all of β would "
+            "not pay for choosing it; audit again with this version, which keeps every round."
+        )
+    return True
+
+
+def _rounds(result: AuditResult, bound: Bound) -> AuditResult:
+    """Return the result of `trials="auto"` certified again: every round at its share of β, the largest bound kept."""
+    selection = result.selection
+    rounds = [_two_dataset(r, dataclasses.replace(bound, confidence=selection.confidence_of(k, bound.confidence)))
+              for k, r in enumerate(selection.candidates)]
+    combined = combine_rounds(rounds, selection.shares, confidence=bound.confidence, auto=result.phases.auto)
+    return dataclasses.replace(combined, seed=result.seed, seconds=result.seconds, bound=bound)
+
+
 def _two_dataset(result: AuditResult, bound: Bound) -> AuditResult:
+    """Return one played two-dataset game's evidence certified under `bound` (at all of `bound`'s β)."""
     evidence, interval = result.evidence, bound.interval()
     if isinstance(evidence, HeldOutCounts):
         if isinstance(interval, Bands):
@@ -76,6 +124,17 @@ def _two_dataset(result: AuditResult, bound: Bound) -> AuditResult:
 
 
 def _membership(result: MembershipResult, bound: Bound) -> MembershipResult:
-    delta = _delta(result, bound)
-    lower = certify(result.observations, result.game_spec, bound, delta=delta, rng=seed_streams(result.seed)[2])
-    return dataclasses.replace(result, lower_bound=lower, bound=bound, upper_bound=_upper(result, delta))
+    """Return a membership result certified under `bound`: a ladder's every arm at β/K, the best kept, as the audit did."""
+    delta, selection, rng = _delta(result, bound), result.selection, seed_streams(result.seed)[2]
+    if selection is None and "best_canary" in result.attack:
+        raise InvalidParameterError(
+            "This result kept only the best canary of its ladder, and certifying it alone at all of β would not pay for "
+            "choosing it; audit again with this version, which keeps every canary."
+        )
+    if selection is None:
+        lower = certify(result.observations, result.game_spec, bound, delta=delta, rng=rng)
+        return dataclasses.replace(result, lower_bound=lower, bound=bound, upper_bound=_upper(result, delta))
+    best, lower = certify_best(selection.candidates, result.game_spec, bound, delta=delta, rng=rng)
+    return dataclasses.replace(result, lower_bound=lower, bound=bound, upper_bound=_upper(result, delta),
+                               observations=selection.candidates[best], attack={**result.attack, "best_canary": best},
+                               selection=dataclasses.replace(selection, kept=best))

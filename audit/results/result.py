@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.lower_bound import LowerBound, jsonable
 from dpaudit.audit.results.phases import Phases
+from dpaudit.audit.results.provenance import Recertified, Selection
 from dpaudit.audit.results.render import fmt, key_value_table, plain_text
 from dpaudit.audit.theory.upper_bound import UpperBound
 from dpaudit.mechanisms.base import Claim
@@ -54,6 +55,8 @@ class Result:
     params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     claim: Claim | None = None
     upper_bound: UpperBound | None = None
+    selection: Selection | None = dataclasses.field(default=None, repr=False, compare=False)
+    recertified: Recertified | None = None
 
     @property
     def verdict(self) -> str | None:
@@ -90,6 +93,20 @@ class Result:
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON of the audit; keys are only ever added."""
         raise NotImplementedError
+
+    def provenance(self) -> dict[str, Any]:
+        """Return the JSON keys of the bound's provenance: `selection` (the selection it won) and `recertified`
+        (the bound it was first certified under), each only when there is one."""
+        out = {}
+        if self.selection is not None:
+            out["selection"] = self.selection.to_dict()
+        if self.recertified is not None:
+            out["recertified"] = self.recertified.to_dict()
+        return out
+
+    def provenance_rows(self) -> list[tuple[str, str]]:
+        """Return the table row saying that the result was certified again, and how it was first (none otherwise)."""
+        return [] if self.recertified is None else [("recertified", self.recertified.describe())]
 
     def table(self) -> Table:
         """Return a rich table of the audit, with the sentence of what the bound means."""
@@ -156,7 +173,7 @@ class AuditResult(Result):
         }
         if self.secondary:
             out["secondary_bounds"] = [b.to_dict() for b in self.secondary]
-        return out
+        return {**out, **self.provenance()}
 
     def rows(self) -> list[tuple[str, str]]:
         """Return claim, bounds, test, observed rates, tightness, verdict and provenance."""
@@ -173,6 +190,7 @@ class AuditResult(Result):
              f"held-out trials per dataset ({lb.trials:,} drawn)"),
             *([] if phases is None else _phase_rows(phases)),
             ("tightness", fmt(self.tightness)),
+            *self.provenance_rows(),
             ("verdict", verdict_text(self.verdict)),
             ("seed / seconds", f"{self.seed} / {self.seconds:.2f}"),
         ]
@@ -263,6 +281,7 @@ class MembershipResult(Result):
             "meaning": self.lower_bound.meaning(),
             **({"attack": dict(self.attack)} if self.attack else {}),
             **self._beside_dict(),
+            **self.provenance(),
         }
 
     def _beside_dict(self) -> dict[str, Any]:
@@ -286,6 +305,7 @@ class MembershipResult(Result):
             ("scorer", self.scorer),
             *_attack_rows(self.attack),
             *self._beside_rows(),
+            *self.provenance_rows(),
             ("verdict", verdict_text(self.verdict)),
             ("seed / seconds", f"{self.seed} / {self.seconds:.2f}"),
         ]
