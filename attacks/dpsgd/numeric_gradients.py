@@ -1,4 +1,4 @@
-"""Per-example loss gradients of a user's model from its loss function alone, by central differences.
+"""Per-example loss gradients of a user's model from its loss function alone, by central or forward differences.
 
 A user's training function is a black box to dpaudit, and so is its model:
 all dpaudit can evaluate is `losses(params, x, y)`. The canaries' gradients
@@ -17,7 +17,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["loss_gradients", "touched"]
+__all__ = ["directional_derivatives", "loss_gradients", "touched"]
 
 RELATIVE_STEP = 1e-3
 ZERO = 1e-8  # a gradient entry below this (relative to the largest) counts as untouched
@@ -47,6 +47,27 @@ def loss_gradients(losses: Losses, params: np.ndarray, x: np.ndarray, y: np.ndar
         with np.errstate(invalid="ignore"):
             out[:, column] = (up - down) / width
         point[k] = centre
+    return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+def directional_derivatives(losses: Losses, params: np.ndarray, x: np.ndarray, y: np.ndarray, coordinates: np.ndarray,
+                            units: np.ndarray) -> np.ndarray:
+    """Return the (n, m) derivatives of the n per-example losses at `params` along each of the m unit `units` on `coordinates`.
+
+    Forward differences along each direction: m + 1 loss calls, however many
+    coordinates the directions span (against len(coordinates) + 1 for the
+    gradients themselves), with the step h = RELATIVE_STEP·max(1, max |θ_k|)
+    on those coordinates; error ~ h·curvature, as `loss_gradients(central=False)`.
+    """
+    point = np.array(params, dtype=np.float64)
+    step = RELATIVE_STEP * max(1.0, float(np.abs(point[coordinates]).max(initial=0.0)))
+    base = losses(point, x, y)
+    out = np.empty((len(y), len(units)))
+    for column, unit in enumerate(units):
+        moved = point.copy()
+        moved[coordinates] += step * unit
+        with np.errstate(invalid="ignore"):
+            out[:, column] = (losses(moved, x, y) - base) / step
     return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
 
 

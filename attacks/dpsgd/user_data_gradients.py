@@ -6,8 +6,9 @@ clipped gradient of row i of the data the audit trains on (fixed before
 the game, common to both neighbouring datasets). Under Poisson sampling at
 the stated rate q, the data's part of ⟨S_t, u⟩ has mean q·Σ_i ⟨c_i, u⟩ and
 variance q(1 − q)·Σ_i ⟨c_i, u⟩². A user's model is a black box, so the
-rows' gradients come from their losses by forward differences, on the
-canaries' support only (the projection needs nothing else); each row's clip
+rows' ⟨g_i, u⟩ come from their losses by forward differences along u
+itself (m + 1 loss calls on the data per step for m canaries, not one per
+coordinate of their support: the projection needs nothing else); each row's clip
 factor min(1, C/‖g_i‖) is taken at θ₀ of the run, from its whole gradient
 (P + 1 loss calls on the data, once per θ₀ in a process; skipped, factor
 1, above MAX_PARAMETERS). Precision only decides how much is certified: the
@@ -20,7 +21,7 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-from dpaudit.attacks.dpsgd.numeric_gradients import loss_gradients
+from dpaudit.attacks.dpsgd.numeric_gradients import directional_derivatives, loss_gradients
 from dpaudit.mechanisms.dpsgd.data import TrainingData
 
 __all__ = ["MAX_PARAMETERS", "user_data_moments"]
@@ -42,8 +43,7 @@ def user_data_moments(thetas: np.ndarray, directions: list[np.ndarray], support:
     factors = _clip_factors(thetas[0], losses=losses, data=data, clip_norm=clip_norm)
     means, variances = [], []
     for theta, units in zip(thetas, directions):
-        rows = loss_gradients(losses, theta, data.x, data.y, support, central=False) * factors[:, None]
-        along = rows @ units.T
+        along = directional_derivatives(losses, theta, data.x, data.y, support, units) * factors[:, None]
         means.append(sample_rate * along.sum(axis=0))
         variances.append(sample_rate * (1 - sample_rate) * (along**2).sum(axis=0))
     return np.stack(means), np.stack(variances)

@@ -8,6 +8,13 @@ AUC: μ̂ = √2·Φ⁻¹(AUC), exact for two unit Gaussians μ apart) and retur
 smallest R whose expected counts, at the best threshold, give Clopper–Pearson
 rates at β/2 each that certify more than the claim. It is a plan, not a
 bound: it assumes the Gaussian shape and counts equal to their expectations.
+
+μ̂ is a point estimate, and on a correct mechanism it is noise around 0
+(μ̂ = 0.01 projects about a million runs). So `projected_runs_of` projects
+only from scores that separate members from non-members at the audit's
+confidence: the one-sided Mann–Whitney U test of "AUC = ½" (scipy) must
+reject at level β = 1 − confidence; otherwise the observed μ̂ is within
+noise of 0 and no projection is printed.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 from dpaudit.audit.theory.profiles import gdp_epsilon
 
-__all__ = ["MAX_RUNS", "auc_mu", "projected_runs"]
+__all__ = ["MAX_RUNS", "auc_mu", "projected_runs", "projected_runs_of", "separates"]
 
 MIN_RUNS, MAX_RUNS = 10, 10**9
 THRESHOLDS = 400
@@ -64,3 +71,22 @@ def projected_runs(mu: float, *, claim_epsilon: float, delta: float, confidence:
         mid = max(low + 1, int(np.sqrt(low * high)))
         low, high = (low, mid) if _certified(mu, mid, delta, beta) > claim_epsilon else (mid, high)
     return high
+
+
+def separates(obs: Observations, confidence: float) -> bool:
+    """Return True when members' scores rank above non-members' at `confidence`: the one-sided Mann–Whitney U test
+    of AUC = ½ rejects at level 1 − `confidence` (exact in law under the null of exchangeable scores; ties averaged)."""
+    from scipy.stats import mannwhitneyu
+
+    scores, member = np.asarray(obs.scores, dtype=float), np.asarray(obs.truth, dtype=bool)
+    if member.all() or not member.any():
+        return False
+    return bool(mannwhitneyu(scores[member], scores[~member], alternative="greater").pvalue <= 1.0 - confidence)
+
+
+def projected_runs_of(obs: Observations, *, claim_epsilon: float, delta: float, confidence: float) -> int | None:
+    """Return `projected_runs` of the scores' μ̂, or None when they do not separate members at `confidence`
+    (`separates`): a μ̂ within noise of 0 projects nothing meaningful."""
+    if not separates(obs, confidence):
+        return None
+    return projected_runs(auc_mu(obs), claim_epsilon=claim_epsilon, delta=delta, confidence=confidence)

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.estimators.projected_runs import _certified, auc_mu, projected_runs
+from dpaudit.audit.estimators.projected_runs import _certified, auc_mu, projected_runs, projected_runs_of
 from dpaudit.audit.theory.profiles import gdp_epsilon
-from scipy.stats import norm
+from scipy.stats import binom, norm
 
 
 def _grid_scores(mu: float, n: int) -> Observations:
@@ -39,3 +39,20 @@ def test_the_projection_is_the_first_run_count_that_certifies_above_the_claim(mu
 def test_a_larger_shift_needs_fewer_runs():
     needed = [projected_runs(mu, claim_epsilon=1.2, delta=1e-5, confidence=0.95) for mu in (0.6, 1.0, 2.0)]
     assert needed[0] > needed[1] > needed[2]
+
+
+def test_scores_within_noise_of_no_signal_project_nothing_beyond_a_fraction_beta_of_seeds():
+    seeds, confidence = 200, 0.95
+    projected = 0
+    for seed in range(seeds):  # a correct, useless attack: members' scores drawn like non-members'
+        rng = np.random.default_rng(seed)
+        obs = Observations(rng.normal(size=1000), rng.random(1000) < 0.5)
+        projected += projected_runs_of(obs, claim_epsilon=0.01, delta=1e-5, confidence=confidence) is not None
+    assert projected <= binom.ppf(0.999, seeds, 1 - confidence)
+
+
+def test_scores_that_separate_members_are_projected_as_their_mu_says():
+    obs = _grid_scores(1.0, 500)
+    expected = projected_runs(auc_mu(obs), claim_epsilon=1.2, delta=1e-5, confidence=0.95)
+    assert expected is not None
+    assert projected_runs_of(obs, claim_epsilon=1.2, delta=1e-5, confidence=0.95) == expected
