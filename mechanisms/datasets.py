@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["column_names", "records", "records_of_pair"]
+__all__ = ["column_names", "record_count", "records", "records_of_pair", "select_records"]
 
 
 def column_names(data: Any) -> tuple[str, ...] | None:
@@ -82,3 +82,24 @@ def records_of_pair(d0: Any, d1: Any) -> tuple[np.ndarray, np.ndarray]:
                 f"their columns differ (only in d0: {', '.join(only0) or 'none'}; only in d1: {', '.join(only1) or 'none'})"
             )
     return records(d0, n0), records(d1, n0)
+
+
+def record_count(data: Any) -> int:
+    """Return the number of records of a dataset: a table's rows, an array's first axis (a scalar is one record)."""
+    names = column_names(data)
+    if names is not None and not hasattr(data, "dtype"):
+        return len(data) if hasattr(data, "to_numpy") else (len(np.asarray(data[names[0]])) if names else 0)
+    return len(records(data))
+
+
+def select_records(data: Any, rows: np.ndarray) -> Any:
+    """Return the dataset of the records of `data` at the indices `rows`, in order, of the same kind as `data`.
+
+    A data frame stays a data frame (renumbered from 0), a dict of columns a
+    dict of columns, an array an array.
+    """
+    if hasattr(data, "to_numpy") and hasattr(data, "columns"):
+        return data.iloc[rows].reset_index(drop=True)
+    if isinstance(data, Mapping):
+        return {name: np.asarray(column)[rows] for name, column in data.items()}
+    return records(data)[rows]

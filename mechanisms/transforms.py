@@ -1,9 +1,9 @@
 """Transforms: wrap any mechanism into a new one, with the event composed so theory bounds it.
 
 - `compose(mech, k)`: k independent runs, outputs stacked (SelfComposedDpEvent).
-- `subsample(mech, q)`: Poisson subsampling of the records (PoissonSampledDpEvent).
+- `subsample(mech, q)`: Poisson subsampling of the records, the others removed (PoissonSampledDpEvent).
 - `shuffle(randomizer, n)`: n users' local reports in random order (ShuffledDpEvent).
-- `group(mech, k)`: the same mechanism audited on datasets k records apart (GroupDpEvent).
+- `group(mech, k)`: the same mechanism audited on datasets k steps of its relation apart (GroupDpEvent).
 - `copies(mech, k)`: the mechanism run on every record copied k times, so one
   distinct record is a group of k (GroupDpEvent).
 
@@ -20,10 +20,12 @@ from typing import Any, Optional
 
 import numpy as np
 from dpaudit.errors import InvalidParameterError
-from dpaudit.mechanisms.base import Claim, Mechanism, Relation
+from dpaudit.mechanisms.base import Claim, Mechanism, Relation, not_neighbours
 from dpaudit.mechanisms.builtins.laplace import laplace
 from dpaudit.mechanisms.builtins.randomized_response import randomized_response
-from dpaudit.mechanisms.neighbours import NeighbourCheck, as_rows
+from dpaudit.mechanisms.datasets import column_names, record_count, select_records
+from dpaudit.mechanisms.group_steps import group_check
+from dpaudit.mechanisms.neighbours import any_length, declare, domain_of, equal_rows, inserted_at
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_int, check_real
 
@@ -70,30 +72,30 @@ def _amplified(claim: Claim, q: float) -> Claim:
     return Claim(claim.epsilon + math.log(q + (1 - q) * math.exp(-claim.epsilon)), q * claim.delta, claim.relation)
 
 
-def subsample(mech: Mechanism, q: float, *, null: float = 0.0) -> Mechanism:
-    """Return `mech` run on a Poisson subsample: each record kept with probability q, else set to `null`.
+def subsample(mech: Mechanism, q: float) -> Mechanism:
+    """Return `mech` run on a Poisson subsample of its data: each record kept with probability q, the others removed.
 
-    Records equal to `null` are absent (the add/remove model of this
-    package), so only the others are sampled, and trials are grouped by which
-    of them were kept: one call of `mech` per distinct subsample. Claim:
-    (log(1 + q(e^ε − 1)), qδ) for add/remove (Balle, Barthe, Gaboardi,
-    NeurIPS 2018, Thm 8); (ε, qδ) for replace-one.
+    The dataset shrinks (a data frame stays a data frame:
+    `dpaudit.mechanisms.datasets.select_records`), so `mech` sees only the
+    kept records, as the amplification theorem assumes. Trials are grouped
+    by which records were kept: one call of `mech` per distinct subsample.
+    Claim: (log(1 + q(e^ε − 1)), qδ) for add/remove (Balle, Barthe,
+    Gaboardi, NeurIPS 2018, Thm 8); (ε, qδ) for replace-one.
     """
     from dp_accounting import dp_event
 
     q = check_real(q, "q", "subsample", low=0.0, high=1.0, low_open=True)
 
     def sample(data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
-        records = np.asarray(data)
-        real = np.flatnonzero(np.any(records.reshape(len(records), -1) != null, axis=1))
-        kept = rng.random((size, len(real))) < q
+        n = record_count(data)
+        if n == 0:
+            return np.asarray(mech.sample(data, size, rng))
+        kept = rng.random((size, n)) < q
         subsets, which = np.unique(kept, axis=0, return_inverse=True)
         out = None
         for index, chosen in enumerate(subsets):
             rows = np.flatnonzero(which.ravel() == index)
-            subset = records.copy()
-            subset[real[~chosen]] = null
-            part = np.asarray(mech.sample(subset, len(rows), rng))
+            part = np.asarray(mech.sample(select_records(data, np.flatnonzero(chosen)), len(rows), rng))
             if out is None:
                 out = np.empty((size, *part.shape[1:]), dtype=part.dtype)
             out[rows] = part
@@ -139,59 +141,68 @@ def shuffle(randomizer: Mechanism, num_users: Optional[int] = None) -> Mechanism
     return dataclasses.replace(
         randomizer, name=f"{randomizer.name}_shuffled", sampler=sample,
         claim=Claim(eps0, 0.0, randomizer.claim.relation), event=ShuffledDpEvent(eps0, n),
-        default_pair=(base, other), neighbours=neighbours, params={**randomizer.params, "num_users": n},
+        default_pair=(base, other), neighbours=declare(neighbours, domain_of(randomizer.neighbours) or randomizer.records),
+        params={**randomizer.params, "num_users": n},
         description=f"{n} users' {randomizer.name} reports, shuffled.",
     )
 
 
-def group_pair(d0: np.ndarray, d1: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Return (d0, d0 with k records like d0's differing one replaced as in d1): a pair k records apart."""
+def group_pair(d0: Any, d1: Any, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return a pair k steps apart grown from a neighbouring pair that differs in one record.
+
+    One record added (d1 holds one more, or d0): that record added k times at
+    its place. One record replaced: k records equal to d0's replaced one, each
+    replaced as in d1 (copies of it added to both datasets when there are
+    fewer than k).
+
+    Raises:
+        InvalidParameterError: when the pair differs otherwise.
+    """
     a, b = np.asarray(d0), np.asarray(d1)
-    diff = np.flatnonzero(np.any(as_rows(a) != as_rows(b), axis=1))
+    if len(a) != len(b):
+        return _grown_insertion(a, b, k)
+    diff = np.flatnonzero(~equal_rows(a, b))
     if len(diff) != 1:
         raise InvalidParameterError("group needs a default pair that differs in exactly one record.")
     j = diff[0]
-    same = np.flatnonzero(np.all(as_rows(a) == a[j].reshape(1, -1), axis=1))
-    if len(same) < k:
-        raise InvalidParameterError(f"group of size {k} needs {k} equal records in the default pair; it has {len(same)}.")
+    same = np.flatnonzero(equal_rows(a, np.repeat(a[j:j + 1], len(a), axis=0)))
+    extra = np.repeat(a[j:j + 1], max(k - len(same), 0), axis=0)
+    a = np.concatenate([a, extra])
     other = a.copy()
-    other[same[:k]] = b[j]
+    other[np.concatenate([same, np.arange(len(b), len(a))])[:k]] = b[j]
     return a, other
 
 
-def _chain_check(inner: NeighbourCheck | None, k: int) -> NeighbourCheck:
-    def check(a: np.ndarray, b: np.ndarray) -> Optional[str]:
-        diff = np.flatnonzero(np.any(as_rows(a) != as_rows(b), axis=1))
-        if len(diff) > k:
-            return f"they differ in {len(diff)} records, more than the group size {k}"
-        step = a.copy()
-        for j in diff:  # walk from a to b one record at a time; each step must be a neighbouring pair
-            nxt = step.copy()
-            nxt[j] = b[j]
-            reason = inner(step, nxt) if inner else None
-            if reason:
-                return reason
-            step = nxt
-        return None
-
-    return check
+def _grown_insertion(a: np.ndarray, b: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return (a, b) with the one record that the longer holds beyond the shorter inserted k times instead of once."""
+    long, short = (a, b) if len(a) > len(b) else (b, a)
+    at = inserted_at(long, short) if len(long) == len(short) + 1 else None
+    if at is None:
+        raise InvalidParameterError("group needs a default pair in which one dataset is the other with one record added.")
+    grown = np.insert(short, at, np.repeat(long[at:at + 1], k, axis=0), axis=0)
+    return (grown, short) if long is a else (short, grown)
 
 
 def group(mech: Mechanism, k: int) -> Mechanism:
-    """Return `mech` with neighbours k records apart (group privacy).
+    """Return `mech` with neighbours k steps of its relation apart (group privacy).
 
-    Claim: (kε, k e^{(k−1)ε} δ) (Dwork & Roth; Vadhan, "The Complexity of
-    Differential Privacy", Lemma 2.2); event GroupDpEvent(event, k).
+    The check counts the fewest steps of `mech`'s own relation (its check, or
+    its relation's definition with its null record) from one dataset to the
+    other (`dpaudit.mechanisms.group_steps`), so a group of size 1 accepts
+    exactly the pairs `mech` accepts. Claim: (kε, k e^{(k−1)ε} δ) (Dwork &
+    Roth; Vadhan, "The Complexity of Differential Privacy", Lemma 2.2);
+    event GroupDpEvent(event, k).
     """
     from dpaudit.mechanisms.events import GroupDpEvent
 
     k = check_int(k, "k", "group")
     eps, dlt = mech.claim.epsilon, mech.claim.delta
     claim = Claim(k * eps, min(k * math.exp((k - 1) * eps) * dlt, 0.999), mech.claim.relation)
-    pair = group_pair(*mech.default_pair, k) if mech.default_pair is not None else None
+    pair = None if mech.default_pair is None or column_names(mech.default_pair[0]) is not None else (
+        group_pair(*mech.default_pair, k))
     return dataclasses.replace(
         mech, name=f"{mech.name}_group{k}", claim=claim, event=GroupDpEvent(mech.event, k), default_pair=pair,
-        neighbours=_chain_check(mech.neighbours, k), params={**mech.params, "group_size": k},
+        neighbours=group_check(mech, k), params={**mech.params, "group_size": k},
         description=f"{mech.name} on datasets {k} records apart.",
     )
 
@@ -199,9 +210,10 @@ def group(mech: Mechanism, k: int) -> Mechanism:
 def copies(mech: Mechanism, k: int) -> Mechanism:
     """Return `mech` run on its data with every record copied k times in a row.
 
-    Replacing one distinct record of the input replaces k records of what
-    `mech` sees, so the claim and event are those of `group(mech, k)`: this is
-    the group-privacy reduction of Steinke & Ullman ("Between Pure and
+    Replacing (or adding) one distinct record of the input replaces (or adds)
+    k records of what `mech` sees, so the claim, event and neighbours (of the
+    copied datasets) are those of `group(mech, k)`: this
+    is the group-privacy reduction of Steinke & Ullman ("Between Pure and
     Approximate Differential Privacy", arXiv 1501.06095, §4: n/k distinct rows
     each copied k times). The input has n/k records; there is no default pair.
     """
@@ -212,10 +224,10 @@ def copies(mech: Mechanism, k: int) -> Mechanism:
         return mech.sample(np.repeat(np.asarray(data), k, axis=0), size, rng)
 
     def neighbours(a: np.ndarray, b: np.ndarray) -> Optional[str]:
-        return inner.neighbours(np.repeat(a, k, axis=0), np.repeat(b, k, axis=0))
+        return not_neighbours(inner, np.repeat(a, k, axis=0), np.repeat(b, k, axis=0))
 
     return dataclasses.replace(
-        inner, name=f"{mech.name}_copies{k}", sampler=sample, default_pair=None, neighbours=neighbours,
+        inner, name=f"{mech.name}_copies{k}", sampler=sample, default_pair=None, neighbours=any_length(neighbours),
         description=f"{mech.name} on every record copied {k} times.",
     )
 

@@ -24,21 +24,6 @@ from hypothesis import strategies as st
 
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAMES = list_mechanisms()
-# The transforms' checks wrap the inner one (mechanisms/transforms.py, reworked for issue 47's roads 1-2): until
-# they carry the inner domain (`neighbours.declare(check, domain_of(inner))`) and check it under the datasets' own
-# names, these cases fail; strict, so each is removed here once it passes.
-PENDING = {
-    "declared": {"group_laplace", "shuffled_rr"},
-    "nonfinite": {"group_laplace", "shuffled_rr"},
-    "range": {"group_laplace", "shuffled_rr"},
-    "shape": {"shuffled_rr"},
-}
-
-
-def _names(test):
-    """Return the registered names, those pending for `test` marked as strict expected failures."""
-    mark = pytest.mark.xfail(strict=True, reason="the transform's check does not carry the inner domain yet")
-    return [pytest.param(n, marks=mark) if n in PENDING[test] else n for n in NAMES]
 
 
 def _domain(mech):
@@ -83,13 +68,13 @@ def test_the_default_pair_is_accepted(name):
     check_pair(mech, *mech.default_pair)
 
 
-@pytest.mark.parametrize("name", _names("declared"))
+@pytest.mark.parametrize("name", NAMES)
 def test_the_domain_is_declared(name):
     mech = get_mechanism(name)
     assert _domain(mech) is not None, f"{name} declares no record domain"
 
 
-@pytest.mark.parametrize("name", _names("nonfinite"))
+@pytest.mark.parametrize("name", NAMES)
 @SETTINGS
 @given(data=st.data())
 def test_nan_and_infinities_are_refused_by_record(name, data):
@@ -100,7 +85,7 @@ def test_nan_and_infinities_are_refused_by_record(name, data):
     _refused(mech, d0, _with(d1, index, value), f"record {index} of d1")
 
 
-@pytest.mark.parametrize("name", _names("range"))
+@pytest.mark.parametrize("name", NAMES)
 @SETTINGS
 @given(data=st.data())
 def test_records_out_of_range_or_of_the_wrong_type_are_refused_by_record(name, data):
@@ -116,7 +101,7 @@ def test_records_out_of_range_or_of_the_wrong_type_are_refused_by_record(name, d
     _refused(mech, d0, bad, f"record {index} of d1")
 
 
-@pytest.mark.parametrize("name", _names("shape"))
+@pytest.mark.parametrize("name", NAMES)
 def test_records_of_the_wrong_shape_are_refused(name):
     mech, d0, d1 = _pair(name)
     _refused(mech, np.stack([d0, d0], axis=-1), np.stack([d1, d1], axis=-1), "record 0 of d0")

@@ -9,7 +9,6 @@ import pytest
 from dpaudit.audit.theory.amplification import poisson_subsampled, shuffled_epsilon
 from dpaudit.audit.theory.profiles import gdp_epsilon, laplace_epsilon
 from dpaudit.audit.theory.upper_bound import upper_bound
-from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms import get_mechanism
 from dpaudit.mechanisms.builtins.gaussian import gaussian
 from dpaudit.mechanisms.builtins.laplace import laplace
@@ -73,9 +72,9 @@ def test_shuffle_outputs_the_sorted_multiset() -> None:
     assert np.array_equal(out, np.tile([0, 0, 0, 1, 1, 1], (10, 1)))
 
 
-def test_group_needs_enough_equal_records() -> None:
-    with pytest.raises(InvalidParameterError):
-        group(randomized_response(epsilon=1.0), 2)
+def test_a_group_adds_records_like_the_replaced_one_when_the_default_pair_has_too_few() -> None:
+    d0, d1 = group(randomized_response(epsilon=1.0), 2).default_pair
+    assert d0.tolist() == [0, 0] and d1.tolist() == [1, 1]
 
 
 def test_subsampling_keeps_each_of_many_records_with_probability_q():
