@@ -83,3 +83,19 @@ def test_subsampling_keeps_each_of_many_records_with_probability_q():
     draws = subsample(laplace(epsilon=1000.0), 0.5).sample(np.ones(100), 4000, rng)
     # The sample standard deviation of 4000 draws is within 5% of 5 with overwhelming probability.
     assert abs(np.std(draws) - 5.0) < 0.25
+
+
+def test_subsampling_removes_the_records_it_does_not_keep_and_keeps_a_data_frame_a_data_frame():
+    import pandas as pd
+    from dpaudit.mechanisms import blackbox
+
+    seen = []
+
+    def count(data, rng):
+        seen.append(type(data))
+        return float(len(data))
+
+    draws = subsample(blackbox(count, epsilon=1.0), 0.25).sample(pd.DataFrame({"x": np.arange(8.0)}), 2000, np.random.default_rng(3))
+    # The kept count is Binomial(8, 1/4): mean 2, standard deviation √1.5 / √2000 for the mean of 2000 draws.
+    assert abs(draws.mean() - 2.0) < 5 * math.sqrt(1.5 / 2000)
+    assert set(seen) == {pd.DataFrame}
