@@ -11,8 +11,11 @@ the two neighbouring datasets, which is what the threshold and GDP
 estimators assume.
 
 Canaries are built here: random ±norm/√d vectors (nearly orthogonal in high
-dimension d), one category per canary, or the differing record of a
-mechanism's own neighbouring pair.
+dimension d), sparse ±norm·e_i vectors, corners of a box away from the
+record that adds nothing, one category per canary (never the null record),
+or the differing record of a mechanism's own neighbouring pair. A score's
+direction is a guess: `both_directions` makes the scores two arms, members
+higher and members lower, certified at β/2 each.
 """
 
 from __future__ import annotations
@@ -37,7 +40,10 @@ __all__ = [
     "Canaries",
     "CanarySet",
     "PairCanary",
+    "DIRECTIONS",
+    "both_directions",
     "box_canaries",
+    "box_ends",
     "category_canaries",
     "fresh_canary_game",
     "membership_game",
@@ -50,6 +56,8 @@ __all__ = [
 VECTOR, CATEGORY, RECORD = "vector", "category", "record"
 FIRST_CHUNK = 100
 CHUNK_ELEMENTS = 1_000_000
+DIRECTIONS = ("members score higher", "members score lower")
+"""The two arms of `both_directions`, in its order."""
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -104,45 +112,101 @@ def vector_canaries(
 def sparse_canaries(
     m: int, *, dim: int, norm: float = 1.0, rng: np.random.Generator, replace: bool = False
 ) -> CanarySet:
-    """Return m canaries ±norm·e_i on distinct coordinates of dimension max(dim, m): exactly orthogonal.
+    """Return m distinct canaries ±norm·e_i of dimension `dim`: on distinct coordinates (exactly orthogonal) while m ≤ dim.
 
     The worst-case canaries for ℓ1-clipped sums (Laplace noise), where a
     dense unit vector would be shrunk by the ℓ1 clipping; `replace` as in
-    `vector_canaries`.
+    `vector_canaries`. Records keep the width `dim`: past dim canaries, the
+    others are the negations of canaries already made (2·dim distinct
+    records in all), each still a record of that width.
+
+    Raises:
+        InvalidParameterError: when m > 2·dim (no more distinct records of this kind exist).
     """
     m = check_int(m, "canaries", "sparse_canaries")
-    dim = max(check_int(dim, "dim", "sparse_canaries"), m)
+    dim = check_int(dim, "dim", "sparse_canaries")
     norm = check_real(norm, "norm", "sparse_canaries", low=0.0, low_open=True)
+    if m > 2 * dim:
+        raise InvalidParameterError(
+            f"Records of width {dim} allow at most {2 * dim} distinct sparse canaries (±norm on one entry); got {m} canaries."
+        )
+    coordinates = rng.permutation(dim)[:m]
+    signs = rng.choice(np.array([-norm, norm]), size=coordinates.size)
+    if m > dim:
+        sign_of = signs[np.argsort(coordinates)]
+        again = rng.permutation(dim)[:m - dim]
+        coordinates, signs = np.concatenate([coordinates, again]), np.concatenate([signs, -sign_of[again]])
     records = np.zeros((m, dim))
-    records[np.arange(m), rng.permutation(dim)[:m]] = rng.choice(np.array([-norm, norm]), size=m)
+    records[np.arange(m), coordinates] = signs
     return CanarySet(VECTOR, records, np.zeros((0, dim)), -records if replace else None)
 
 
-def category_canaries(m: int, *, bins: int, replace: bool = False) -> CanarySet:
-    """Return m canaries, canary i being category i; under `replace` OUT slots hold category m.
+def category_canaries(m: int, *, bins: int, replace: bool = False, null_record: Any = None) -> CanarySet:
+    """Return m canaries, one category each, skipping the null record; under `replace` OUT slots hold the next category.
 
-    Needs bins ≥ m (add/remove) or bins ≥ m + 1 (replace-one, one spare category).
+    The categories are 0, 1, … in order, without `null_record` (a declared
+    category that adds nothing is no canary). Needs bins ≥ m (add/remove)
+    or bins ≥ m + 1 (replace-one, one spare category), plus one when the
+    null record is one of the bins.
     """
     m = check_int(m, "canaries", "category_canaries")
-    needed = m + 1 if replace else m
+    usable = [c for c in range(bins) if not _is_category(null_record, c)]
+    needed = (m + 1 if replace else m) + bins - len(usable)
     if bins < needed:
         raise InvalidParameterError(
             f"{m} category canaries need a mechanism with at least {needed} bins; it has {bins} "
             f"(pass --param bins={needed})."
         )
-    absent = np.full(m, m) if replace else None
-    return CanarySet(CATEGORY, np.arange(m), np.zeros(0, dtype=int), absent)
+    absent = np.full(m, usable[m]) if replace else None
+    return CanarySet(CATEGORY, np.asarray(usable[:m], dtype=int), np.zeros(0, dtype=int), absent)
 
 
-def box_canaries(m: int, *, spec: BoxRecords, rng: np.random.Generator, replace: bool = False) -> CanarySet:
-    """Return m canaries at random corners of the box of `spec` (each entry `low` or `high`).
+def _is_category(null_record: Any, category: int) -> bool:
+    """Return True when `null_record` is the number `category`."""
+    try:
+        return null_record is not None and float(null_record) == category
+    except (TypeError, ValueError):
+        return False
 
-    Every canary is a record the box declares. `replace` (replace-one): an
-    OUT canary's slot holds the opposite corner, the record farthest from
-    it. No base records (set `base` with dataclasses.replace).
+
+def box_ends(spec: BoxRecords, null_record: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Return (near, far): per entry, the end of the box nearer the record that adds nothing, and the other end.
+
+    That record is the declared `null_record` (a number, or a record of the
+    box's width), else 0, the record that adds nothing to a sum; a tie puts
+    `low` near. A record at `far` differs from one at `near` in every entry
+    and lies at least as far from the null record, so it is never the null
+    record and moves a sum (by itself), a mean of records at `near` and a
+    count alike.
+    """
+    reference = np.zeros(spec.width)
+    try:
+        given = np.asarray(null_record, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        given = np.zeros(0)
+    if null_record is not None and given.size in (1, spec.width) and np.all(np.isfinite(given)):
+        reference = np.broadcast_to(given, (spec.width,))
+    low_near = np.abs(spec.low - reference) <= np.abs(spec.high - reference)
+    return np.where(low_near, float(spec.low), float(spec.high)), np.where(low_near, float(spec.high), float(spec.low))
+
+
+def box_canaries(m: int, *, spec: BoxRecords, rng: np.random.Generator, replace: bool = False,
+                 null_record: Any = None, worst: bool = False) -> CanarySet:
+    """Return m canaries at corners of the box of `spec`, never its near corner (`box_ends`).
+
+    `worst`: every canary is the far corner, the record that moves a sum
+    most and a mean of near-corner records most; else each entry is near or
+    far at random, with at least one far entry per canary. Every canary is a
+    record the box declares. `replace` (replace-one): an OUT canary's slot
+    holds the opposite corner, the record farthest from it. No base records
+    (set `base` with dataclasses.replace, e.g. at the near corner).
     """
     m = check_int(m, "canaries", "box_canaries")
-    records = np.where(rng.random((m, spec.width)) < 0.5, spec.low, spec.high)
+    near, far = box_ends(spec, null_record)
+    take_far = np.ones((m, spec.width), dtype=bool) if worst else rng.random((m, spec.width)) < 0.5
+    lacking = np.flatnonzero(~take_far.any(axis=1))
+    take_far[lacking, rng.integers(spec.width, size=lacking.size)] = True
+    records = np.where(take_far, far, near)
     absent = spec.low + spec.high - records if replace else None
     return CanarySet(VECTOR, records, np.zeros((0, spec.width)), absent)
 
@@ -325,3 +389,16 @@ def fresh_canary_game(
         output = mech.sample(canary.dataset([truth[run]]), 1, rng)
         scores[run] = scorer.score(output, canary)[0, 0]
     return Observations(scores=scores, truth=truth)
+
+
+def both_directions(obs: Observations) -> tuple[Observations, Observations]:
+    """Return a multi-run game's scores as two arms, in the order of DIRECTIONS: as scored, and negated.
+
+    Whether a member raises or lowers a score depends on the mechanism (a
+    record that lowers a sum, a count of negative records, a release that
+    is negated), which a black box does not tell. Certifying both arms, each
+    at β/2 (`dpaudit.audit.estimators.certify.certify_best`, union bound),
+    pays for looking in both directions on the same scores; the negated arm
+    reads nothing the scores do not hold.
+    """
+    return obs, Observations(scores=-obs.scores, truth=obs.truth)

@@ -14,8 +14,11 @@ import dataclasses
 
 import numpy as np
 from dpaudit.attacks.canary import (
+    DIRECTIONS,
     CanarySet,
+    both_directions,
     box_canaries,
+    box_ends,
     category_canaries,
     fresh_canary_game,
     membership_game,
@@ -44,36 +47,42 @@ DEFAULT_DIM = 1000
 BASE_RECORDS = 100
 
 
-def _canary_design(mech: Mechanism, m: int, *, dim: int | None, norm: float | None, rng: np.random.Generator) -> CanarySet:
-    """Return m canaries made from the records `mech` declares (`Mechanism.records`).
+def _canary_design(mech: Mechanism, m: int, *, dim: int | None, norm: float | None, rng: np.random.Generator,
+                   worst: bool = False) -> CanarySet:
+    """Return m canaries made from the records `mech` declares (`Mechanism.records`), none of them its null record.
 
-    `CategoryRecords`: one category per canary. `VectorRecords`: random
-    ±norm/√dim vectors, or ±norm·e_i for ℓ1 clipping (`order` 1), of the
-    declared width (else `dim`, default DEFAULT_DIM) and norm (else the
-    declared one). `BoxRecords`: random corners of the box. Vector and box
-    designs keep BASE_RECORDS records (null vectors; the box's lower corner)
-    in every run, so that mechanisms whose noise depends on the dataset's
-    size see a realistic one. Under replace-one an OUT canary's slot holds
-    its negation, the opposite corner, or a spare category. The games then
-    check every dataset against the mechanism's neighbour check before any run.
+    `CategoryRecords`: one category per canary, skipping the null record.
+    `VectorRecords`: random ±norm/√dim vectors, or ±norm·e_i for ℓ1
+    clipping (`order` 1), of the declared width (else `dim`, default
+    DEFAULT_DIM, or m for more sparse canaries) and norm (else the declared
+    one). `BoxRecords`: corners of the box away from its near corner
+    (`box_ends`: the end nearer the null record, else 0, in every entry);
+    `worst`, the far corner, which moves a sum, a count and a mean of the
+    base records alike. Vector and box designs keep BASE_RECORDS records
+    (null vectors; the near corner) in every run, so that mechanisms whose
+    noise depends on the dataset's size see a realistic one. Under
+    replace-one an OUT canary's slot holds its negation, the opposite
+    corner, or a spare category. The games then check every dataset against
+    the mechanism's neighbour check before any run.
 
     Raises:
         InvalidParameterError: when `mech` declares no records, or `dim`/`norm` contradict them.
     """
     spec, replace = mech.records, mech.claim.relation is Relation.REPLACE_ONE
     if isinstance(spec, CategoryRecords):
-        return category_canaries(m, bins=spec.count, replace=replace)
+        return category_canaries(m, bins=spec.count, replace=replace, null_record=mech.null_record)
     if isinstance(spec, BoxRecords):
         if norm is not None or (dim is not None and dim != spec.width):
             raise InvalidParameterError(
                 f"Mechanism '{mech.name}' takes records of {spec.width} numbers in [{spec.low:g}, {spec.high:g}]; "
                 "its canaries are corners of that box, so neither dim nor norm can be chosen."
             )
-        design = box_canaries(m, spec=spec, rng=rng, replace=replace)
-        return dataclasses.replace(design, base=np.full((BASE_RECORDS, spec.width), spec.low))
+        design = box_canaries(m, spec=spec, rng=rng, replace=replace, null_record=mech.null_record, worst=worst)
+        return dataclasses.replace(design, base=np.tile(box_ends(spec, mech.null_record)[0], (BASE_RECORDS, 1)))
     if isinstance(spec, VectorRecords):
         make = sparse_canaries if spec.order == 1 else vector_canaries
-        design = make(m, dim=_record_width(mech, spec, dim), norm=spec.norm if norm is None else norm, rng=rng, replace=replace)
+        width = _record_width(mech, spec, dim, m if spec.order == 1 else 0)
+        design = make(m, dim=width, norm=spec.norm if norm is None else norm, rng=rng, replace=replace)
         return dataclasses.replace(design, base=np.zeros((BASE_RECORDS, design.records.shape[1])))
     raise InvalidParameterError(
         f"Mechanism '{mech.name}' declares no records, so dpaudit cannot make canaries that its claim is about: "
@@ -82,10 +91,14 @@ def _canary_design(mech: Mechanism, m: int, *, dim: int | None, norm: float | No
     )
 
 
-def _record_width(mech: Mechanism, spec: VectorRecords, dim: int | None) -> int:
-    """Return the canaries' dimension: the declared width, else `dim`, else DEFAULT_DIM."""
+def _record_width(mech: Mechanism, spec: VectorRecords, dim: int | None, at_least: int = 0) -> int:
+    """Return the canaries' dimension: the declared width, else `dim`, else max(DEFAULT_DIM, `at_least`).
+
+    Only a width nothing fixes grows with the canaries (`at_least`: one
+    entry per sparse canary); a declared width or a given `dim` is kept.
+    """
     if spec.width is None:
-        return DEFAULT_DIM if dim is None else dim
+        return max(DEFAULT_DIM, at_least) if dim is None else dim
     if dim is not None and dim != spec.width:
         raise InvalidParameterError(
             f"Mechanism '{mech.name}' takes records of {spec.width} numbers, so canaries have dimension {spec.width}; got dim={dim}."
@@ -104,7 +117,7 @@ def _multi_run_observations(mech, mode, runs, scorer, dim, norm, canary_rng, gam
         return membership_game(mech, canary, runs=runs, scorer=chosen, rng=game_rng), chosen
     chosen = scorer or InnerProduct()
     if mode == "fixed":
-        canary = _canary_design(mech, 1, dim=dim, norm=norm, rng=canary_rng)
+        canary = _canary_design(mech, 1, dim=dim, norm=norm, rng=canary_rng, worst=True)
         return membership_game(mech, canary, runs=runs, scorer=chosen, rng=game_rng), chosen
     if mode == "random":
         def make(rng: np.random.Generator) -> CanarySet:
@@ -138,12 +151,15 @@ def audit_canaries(
 
     `game`: `MultiRun(runs)`, R runs each with or without one canary, or
     `OneRun(canaries, guesses=...)`, m canaries each in with probability 1/2
-    in one run. `canary` (multi-run): "fixed" (one random canary of dimension
-    `dim`, white-box inner-product score), "random" (a fresh canary each
-    run), "pair" (the mechanism's default neighbouring pair, black-box score
-    of the output's sum), "auto" (fixed when dpaudit can make canaries for
-    the mechanism, else pair); the one-run game always uses m fixed
-    canaries. With probability ≥ `bound.confidence` the mechanism is not
+    in one run. `canary` (multi-run): "fixed" (one canary, white-box
+    inner-product score: a random vector of dimension `dim`, the box's far
+    corner, or a category), "random" (a fresh canary each run), "pair" (the
+    mechanism's default neighbouring pair, black-box score of the output's
+    sum), "auto" (fixed when dpaudit can make canaries for the mechanism,
+    else pair); the one-run game always uses m fixed canaries. A multi-run
+    game certifies its scores in both directions (members higher, members
+    lower: `both_directions`), each at β/2, and reports the chosen one under
+    "direction". With probability ≥ `bound.confidence` the mechanism is not
     (ε', δ)-DP for ε' below the bound (GDP-based estimators: under the
     Gaussian trade-off assumption they name); δ defaults to the claim's.
 
@@ -178,9 +194,18 @@ def audit_canaries(
             chosen = scorer or InnerProduct()
             return Played(one_run_game(mech, design, scorer=chosen, rng=game_rng), chosen.name)
         obs, chosen = _multi_run_observations(mech, canary, game.runs, scorer, dim, norm, canary_rng, game_rng)
-        return Played(obs, chosen.name)
+        return Played(both_directions(obs), chosen.name)
 
-    return run_membership_audit(owner=owner, game=game, bound=bound, seed=seed, subject=subject, play=play)
+    result = run_membership_audit(owner=owner, game=game, bound=bound, seed=seed, subject=subject, play=play)
+    return result if isinstance(game, OneRun) else _direction_named(result)
+
+
+def _direction_named(result: MembershipResult) -> MembershipResult:
+    """Return a multi-run result whose chosen arm (`both_directions`) is named as a direction, not a canary."""
+    attack = dict(result.attack)
+    attack["direction"] = DIRECTIONS[attack.pop("best_canary")]
+    method = result.lower_bound.method.replace("best of 2 canaries", "best of 2 score directions")
+    return dataclasses.replace(result, attack=attack, lower_bound=dataclasses.replace(result.lower_bound, method=method))
 
 
 def audit_scores(

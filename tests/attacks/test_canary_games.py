@@ -2,10 +2,19 @@
 
 import numpy as np
 import pytest
-from dpaudit.attacks.canary import category_canaries, membership_game, pair_canary, sparse_canaries, vector_canaries
+from dpaudit.attacks.canary import (
+    box_canaries,
+    box_ends,
+    category_canaries,
+    membership_game,
+    pair_canary,
+    sparse_canaries,
+    vector_canaries,
+)
 from dpaudit.attacks.canary_scores import InnerProduct, OutputStatistic, scorer_by_name
 from dpaudit.attacks.one_run_game import one_run_game
 from dpaudit.mechanisms import InvalidParameterError, get_mechanism
+from dpaudit.mechanisms.records import BoxRecords
 from scipy.stats import binom
 
 
@@ -18,10 +27,14 @@ def test_vector_canaries_have_the_norm_and_are_nearly_orthogonal():
     assert np.abs(gram[~np.eye(50, dtype=bool)]).max() < 6 * 4.0 / np.sqrt(4000)
 
 
-def test_sparse_canaries_are_orthogonal():
-    canaries = sparse_canaries(30, dim=10, rng=np.random.default_rng(1))
-    gram = canaries.records @ canaries.records.T
-    np.testing.assert_allclose(gram, np.eye(30))
+def test_sparse_canaries_are_orthogonal_up_to_their_width_and_distinct_up_to_twice_it():
+    canaries = sparse_canaries(10, dim=10, rng=np.random.default_rng(1))
+    np.testing.assert_allclose(canaries.records @ canaries.records.T, np.eye(10))
+    twice = sparse_canaries(20, dim=10, norm=2.0, rng=np.random.default_rng(1)).records
+    assert twice.shape == (20, 10) and len(np.unique(twice, axis=0)) == 20
+    np.testing.assert_allclose(np.abs(twice).sum(axis=1), 2.0)
+    with pytest.raises(InvalidParameterError, match="at most 20 distinct"):
+        sparse_canaries(21, dim=10, rng=np.random.default_rng(1))
 
 
 def test_dataset_holds_included_canaries_or_their_absent_records():
@@ -46,6 +59,36 @@ def test_pair_canary_rebuilds_both_datasets_in_order():
 def test_category_canaries_need_enough_bins():
     with pytest.raises(InvalidParameterError, match="at least 11 bins"):
         category_canaries(10, bins=10, replace=True)
+    with pytest.raises(InvalidParameterError, match="at least 12 bins"):
+        category_canaries(10, bins=11, replace=True, null_record=0)
+
+
+def test_category_canaries_skip_the_null_record():
+    cats = category_canaries(3, bins=5, replace=True, null_record=1)
+    np.testing.assert_array_equal(cats.records, [0, 2, 3])
+    np.testing.assert_array_equal(cats.absent, [4, 4, 4])
+
+
+@pytest.mark.parametrize(("low", "high", "null", "near", "far"), [
+    (-1.0, 0.0, None, 0.0, -1.0), (0.0, 1.0, None, 0.0, 1.0), (2.0, 5.0, None, 2.0, 5.0),
+    (-1.0, 1.0, None, -1.0, 1.0), (2.0, 5.0, 5.0, 5.0, 2.0), (-1.0, 0.0, "none", 0.0, -1.0),
+])
+def test_box_ends_put_the_far_end_away_from_the_null_record(low, high, null, near, far):
+    got_near, got_far = box_ends(BoxRecords(low, high, 3), null)
+    np.testing.assert_array_equal(got_near, [near] * 3)
+    np.testing.assert_array_equal(got_far, [far] * 3)
+
+
+@pytest.mark.parametrize("replace", [False, True])
+def test_box_canaries_are_never_the_near_corner(replace):
+    spec = BoxRecords(-1.0, 0.0, 2)
+    canaries = box_canaries(400, spec=spec, rng=np.random.default_rng(5), replace=replace)
+    assert np.all((canaries.records == -1.0).any(axis=1))
+    assert {tuple(r) for r in canaries.records} == {(-1.0, -1.0), (-1.0, 0.0), (0.0, -1.0)}
+    worst = box_canaries(3, spec=spec, rng=np.random.default_rng(5), replace=replace, worst=True)
+    np.testing.assert_array_equal(worst.records, np.full((3, 2), -1.0))
+    if replace:
+        np.testing.assert_array_equal(worst.absent, np.zeros((3, 2)))
 
 
 def test_one_run_inclusions_are_fair_coins_and_members_score_higher():
