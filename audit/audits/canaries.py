@@ -201,11 +201,23 @@ def audit_canaries(
 
 
 def _direction_named(result: MembershipResult) -> MembershipResult:
-    """Return a multi-run result whose chosen arm (`both_directions`) is named as a direction, not a canary."""
+    """Return a multi-run result certified on `both_directions`: the chosen arm named as a direction, the scores as scored.
+
+    The method stays the estimator's (the JSON's "estimator"); the attack
+    facts say which direction certified and that both were paid for. The
+    kept observations are the scores as the scorer gave them (negated back
+    when the lower direction won), so that saved scores audited again by
+    `audit_scores` with the same seed give the same two arms, in the same
+    order, and the same bound.
+    """
     attack = dict(result.attack)
-    attack["direction"] = DIRECTIONS[attack.pop("best_canary")]
-    method = result.lower_bound.method.replace("best of 2 canaries", "best of 2 score directions")
-    return dataclasses.replace(result, attack=attack, lower_bound=dataclasses.replace(result.lower_bound, method=method))
+    best = attack.pop("best_canary")
+    each = 1.0 - (1.0 - result.lower_bound.confidence) / len(DIRECTIONS)
+    attack.update(direction=DIRECTIONS[best], directions_certified=f"both, each at confidence {each:.4g}")
+    method = result.lower_bound.method.split(", best of 2 canaries")[0]
+    scores = both_directions(result.observations)[best]
+    return dataclasses.replace(result, attack=attack, observations=scores,
+                               lower_bound=dataclasses.replace(result.lower_bound, method=method))
 
 
 def audit_scores(
@@ -220,9 +232,11 @@ def audit_scores(
 ) -> MembershipResult:
     """Return the audit of scores produced elsewhere (e.g. a user's pipeline), for the given `game`.
 
-    `MultiRun(runs)`: independent runs, one score each. `OneRun(canaries)`:
-    one run whose canaries were each included independently with
-    probability 1/2 (the user's responsibility). The game's size is taken
+    `MultiRun(runs)`: independent runs, one score each, certified in both
+    directions at β/2 each, as `audit_canaries` certifies them (members may
+    score lower). `OneRun(canaries)`: one run whose canaries were each
+    included independently with probability 1/2 (the user's
+    responsibility); higher means member. The game's size is taken
     from the scores. `claim`, if given, yields a verdict and is δ's default.
     The estimator's random stream is the one `audit_canaries` uses for the
     same seed, so re-auditing its saved observations gives the same bound.
@@ -243,7 +257,11 @@ def audit_scores(
     in_process(execution, "audit_scores")
     if not isinstance(obs, Observations):
         raise InvalidParameterError(f"audit_scores needs Observations (scores and truth); got {type(obs).__name__}.")
-    return run_membership_audit(owner="audit_scores", game=game, bound=bound, seed=seed, subject=Subject(claim=claim),
-                                play=lambda data_rng, game_rng: Played(obs, label))
+    if isinstance(game, OneRun):
+        return run_membership_audit(owner="audit_scores", game=game, bound=bound, seed=seed,
+                                    subject=Subject(claim=claim), play=lambda data_rng, game_rng: Played(obs, label))
+    result = run_membership_audit(owner="audit_scores", game=game, bound=bound, seed=seed, subject=Subject(claim=claim),
+                                  play=lambda data_rng, game_rng: Played(both_directions(obs), label))
+    return _direction_named(result)
 
 
