@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "trace": ("trace_cmd", "tracing audit of a release of d statistics (one-way marginals): members vs fresh rows"),
     "dpsgd": ("dpsgd_cmd", "audit DP-SGD training with canaries (dpaudit's trainer, Opacus, or yours)"),
     "experiment": ("experiment_cmd", "reproduce a published result (figure + JSON)"),
+    "env": ("env_cmd", "library environments: list them, create or remove one (a library version in a venv of its own)"),
 }
 """Subcommand → (its module in dpaudit.audit.cli, its help line)."""
 
