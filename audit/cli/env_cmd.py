@@ -73,15 +73,18 @@ def _remove(args: argparse.Namespace) -> int:
     return 0
 
 
+def run(args: argparse.Namespace) -> int:
+    """Run the action on the line (list, create or remove); return its exit status."""
+    return {"list": _list, "create": _create, "remove": _remove}[args.action](args)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the arguments of `dpaudit env`: its three actions, each a subcommand."""
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = actions.add_parser("list", help="every declared environment: name, packages, python, built or not, path")
     add_json(listing)
-    listing.set_defaults(run=_list)
     create = actions.add_parser("create", help="build an environment now (adapters build theirs on first use)")
     create.add_argument("name", metavar="NAME", help="a declared environment (see `dpaudit env list`)")
-    create.set_defaults(run=_create)
     remove = actions.add_parser("remove", help="delete an environment's folder (every build of it)")
     remove.add_argument("name", metavar="NAME", help="a declared environment (see `dpaudit env list`)")
-    remove.set_defaults(run=_remove)
+    parser.set_defaults(run=run)
