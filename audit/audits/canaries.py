@@ -206,9 +206,8 @@ def _direction_named(result: MembershipResult) -> MembershipResult:
     The method stays the estimator's (the JSON's "estimator"); the attack
     facts say which direction certified and that both were paid for. The
     kept observations are the scores as the scorer gave them (negated back
-    when the lower direction won), so that saved scores audited again by
-    `audit_scores` with the same seed give the same two arms, in the same
-    order, and the same bound.
+    when the lower direction won): saved and audited again by
+    `audit_scores`, they are certified as scored, higher meaning member.
     """
     attack = dict(result.attack)
     best = attack.pop("best_canary")
@@ -232,14 +231,17 @@ def audit_scores(
 ) -> MembershipResult:
     """Return the audit of scores produced elsewhere (e.g. a user's pipeline), for the given `game`.
 
-    `MultiRun(runs)`: independent runs, one score each, certified in both
-    directions at β/2 each, as `audit_canaries` certifies them (members may
-    score lower). `OneRun(canaries)`: one run whose canaries were each
-    included independently with probability 1/2 (the user's
-    responsibility); higher means member. The game's size is taken
-    from the scores. `claim`, if given, yields a verdict and is δ's default.
-    The estimator's random stream is the one `audit_canaries` uses for the
-    same seed, so re-auditing its saved observations gives the same bound.
+    `MultiRun(runs)`: independent runs, one score each. `OneRun(canaries)`:
+    one run whose canaries were each included independently with
+    probability 1/2 (the user's responsibility). Higher means member: the
+    scores are certified in that direction only, at all of β. The game's
+    size is taken from the scores. `claim`, if given, yields a verdict and
+    is δ's default. The estimator's random stream is the one
+    `audit_canaries` uses for the same seed, so re-auditing the saved
+    observations of its one-run game gives the same bound; its multi-run
+    game paid β/2 for each direction and kept its scores as scored, so
+    they are certified here, as scored, at all of β (no selection made on
+    them is reused).
 
     Args:
         obs: scores (higher = member) and truth produced elsewhere.
@@ -257,11 +259,7 @@ def audit_scores(
     in_process(execution, "audit_scores")
     if not isinstance(obs, Observations):
         raise InvalidParameterError(f"audit_scores needs Observations (scores and truth); got {type(obs).__name__}.")
-    if isinstance(game, OneRun):
-        return run_membership_audit(owner="audit_scores", game=game, bound=bound, seed=seed,
-                                    subject=Subject(claim=claim), play=lambda data_rng, game_rng: Played(obs, label))
-    result = run_membership_audit(owner="audit_scores", game=game, bound=bound, seed=seed, subject=Subject(claim=claim),
-                                  play=lambda data_rng, game_rng: Played(both_directions(obs), label))
-    return _direction_named(result)
+    return run_membership_audit(owner="audit_scores", game=game, bound=bound, seed=seed, subject=Subject(claim=claim),
+                                play=lambda data_rng, game_rng: Played(obs, label))
 
 

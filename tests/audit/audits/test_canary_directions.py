@@ -63,10 +63,10 @@ def test_a_mechanism_with_half_its_noise_is_flagged_on_every_seed(kind):
 def test_a_member_that_lowers_the_output_is_found_in_the_lower_direction():
     result = audit_canaries(_mechanism("lowering pair", true_epsilon=2 * CLAIM), game=MultiRun(RUNS), seed=0)
     assert result.attack["direction"] == "members score lower"
-    # The kept scores are as scored (members lower), so that saving and auditing them again gives the same bound.
+    # The kept scores are as scored (members lower): audited again as saved scores (higher = member), they
+    # certify nothing, as no choice made on them is reused.
     assert result.observations.in_scores.mean() < result.observations.out_scores.mean()
-    again = audit_scores(result.observations, game=MultiRun(), claim=result.claim, seed=0)
-    assert again.lower_bound == result.lower_bound and again.attack == result.attack
+    assert audit_scores(result.observations, game=MultiRun(), claim=result.claim, seed=0).verdict == "consistent"
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -41,7 +41,12 @@ def test_saved_scores_re_audited_give_the_same_bound_for_the_same_seed(game):
     mech = canary_gaussian_sum(epsilon=4.0)
     played = audit_canaries(mech, game=game, dim=64, seed=5)
     again = audit_scores(played.observations, game=game, claim=mech.claim, seed=5)
-    assert again.lower_bound == played.lower_bound and again.verdict == played.verdict
+    if isinstance(game, OneRun):
+        assert again.lower_bound == played.lower_bound and again.verdict == played.verdict
+    else:
+        # The multi-run game paid β/2 for each score direction; its saved scores, as scored, are audited one way at β.
+        assert played.attack["direction"] == "members score higher"
+        assert again.lower_bound == audit_scores(played.observations, game=game, claim=mech.claim, seed=5).lower_bound
     assert audit_canaries(mech, game=game, dim=64, seed=5).lower_bound == played.lower_bound
 
 
