@@ -9,7 +9,8 @@ batch rerun elsewhere (up to `distributed.scheduler.allowed-failures`
 times); the chunks' seeds are fixed, so the result is unchanged. Dask is an
 optional extra (`dpaudit[dask]`) and is imported only here, only when asked.
 `Backend` says where an audit's work runs; `run_chunks` sends its chunks
-there: in process (`runner.run_inline`) or here.
+there: in process (`runner.run_inline`) or here. An existing cluster's
+workers get the user's own modules the chunks need (`shipping`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 from dpaudit.audit.execution.interrupted import Interrupted
 from dpaudit.audit.execution.runner import Progress, Task, run_batch, run_inline
+from dpaudit.audit.execution.shipping import ship_user_modules
 from dpaudit.errors import DPAuditError, InvalidParameterError, MechanismError
 from dpaudit.validation import check_int
 
@@ -264,10 +266,15 @@ def run_chunks(
     backend: Backend = Backend(),
     progress: Progress | None = None,
 ) -> np.ndarray:
-    """Run every chunk on `backend`; return the sum of their count vectors (the same on every backend)."""
+    """Run every chunk on `backend`; return the sum of their count vectors (the same on every backend).
+
+    At a scheduler, the user's modules the task refers to are uploaded to its workers first (`shipping`).
+    """
     if backend.inline:
         return run_inline(task, sizes, chunk_seeds, seed=seed, progress=progress)
     with dask_client(workers=backend.workers, scheduler=backend.scheduler) as client:
+        if backend.scheduler is not None:
+            ship_user_modules(client, task)
         return run_dask(client, task, sizes, chunk_seeds, name=name, seed=seed, progress=progress)
 
 

@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 
 from dpaudit.audit.execution.backends import Backend, dask_client
 from dpaudit.audit.execution.runner import Progress
+from dpaudit.audit.execution.shipping import ship_user_modules
 
 __all__ = ["run_each", "run_groups"]
 
@@ -31,6 +32,7 @@ def run_each(
 ) -> None:
     """Call `play(i)` for every index on `backend`, and `finish(i, value)` with each value as its run ends.
 
+    At a scheduler, the user's modules `play` refers to are uploaded to the workers (`shipping`).
     On Dask, `worker_setup` first runs once on every worker (e.g. to pin
     torch to one thread), and on any error or Ctrl-C the pending runs are
     cancelled; the finished ones have been handed to `finish` already.
@@ -44,6 +46,8 @@ def run_each(
     with dask_client(workers=backend.workers, scheduler=backend.scheduler) as client:
         from distributed import as_completed
 
+        if backend.scheduler is not None:
+            ship_user_modules(client, (play, worker_setup))
         if worker_setup is not None:
             client.run(worker_setup)
         futures = {client.submit(play, i, pure=False): i for i in indices}

@@ -1,0 +1,81 @@
+"""A user's module reaches the workers of an existing Dask cluster, which cannot import it: the same audit as in process.
+
+The cluster starts before the module is written, so its worker processes
+(spawned with this process's import path of that moment) cannot import it
+from anywhere but what dpaudit uploads.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+import pytest
+from dpaudit.audit.cli import main
+from dpaudit.audit.execution.backends import NO_DASHBOARD
+from dpaudit.audit.execution.shipping import referenced_modules, user_modules
+
+distributed = pytest.importorskip("distributed")
+
+MODULE = '''
+import numpy as np
+from dpaudit.mechanisms import blackbox
+{helper}
+
+def noisy_count(data, rng):
+    return {total} + rng.laplace(0.0, 1.0)
+
+mech = blackbox(noisy_count, epsilon=1.0, name="mine", null_record=0.0, default_pair=([0.0], [1.0]))
+'''
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, scheduler_kwargs=NO_DASHBOARD,
+                                  silence_logs=logging.CRITICAL) as cluster:
+        yield cluster.scheduler_address
+
+
+@pytest.fixture
+def user_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    for name in [name for name in sys.modules if name.startswith("ship_")]:
+        del sys.modules[name]
+
+
+def _audit(capsys, reference: str, *flags: str) -> dict:
+    status = main(["audit", reference, "--trials", "200000", "--seed", "3", "--json", "--quiet", *flags])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    out = json.loads(captured.out)
+    out.pop("seconds")
+    return out
+
+
+def test_a_module_of_the_users_folder_is_audited_at_a_scheduler_as_in_process(scheduler, user_folder, capsys):
+    (user_folder / "ship_flat.py").write_text(MODULE.format(helper="", total="np.sum(data)"))
+    assert _audit(capsys, "ship_flat:mech", "--scheduler", scheduler) == _audit(capsys, "ship_flat:mech")
+
+
+def test_a_package_of_the_users_folder_is_shipped_whole(scheduler, user_folder, capsys):
+    package = user_folder / "ship_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helper.py").write_text("import numpy as np\n\ndef total(data):\n    return np.sum(data)\n")
+    (package / "mech.py").write_text(MODULE.format(helper="from ship_pkg.helper import total", total="total(data)"))
+    assert _audit(capsys, "ship_pkg.mech:mech", "--scheduler", scheduler) == _audit(capsys, "ship_pkg.mech:mech")
+
+
+def test_only_the_users_modules_that_the_task_needs_are_shipped(user_folder):
+    (user_folder / "ship_needed.py").write_text("def f(x):\n    return x\n")
+    (user_folder / "ship_unused.py").write_text("def g(x):\n    return x\n")
+    import ship_needed
+    import ship_unused  # noqa: F401  (imported, but not in the task)
+    from dpaudit.mechanisms import blackbox
+
+    task = (ship_needed.f, blackbox(lambda data, rng: 0.0, epsilon=1.0))
+    assert set(user_modules(referenced_modules(task), [user_folder.resolve()])) == {"ship_needed"}
