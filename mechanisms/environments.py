@@ -309,7 +309,8 @@ def _base_python(environment: Environment) -> str:
 def _step(environment: Environment, step: str, argv: list[str]) -> None:
     """Run one step of a build; raise EnvironmentBuildError with the step and the program's last line when it fails."""
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              env={**os.environ, "NO_COLOR": "1", "COLUMNS": "1000"})  # uv's messages unwrapped
     except OSError as exc:
         raise EnvironmentBuildError(f"The environment '{environment.name}' could not be built: {step} failed ({exc}).") from None
     if done.returncode != 0:
@@ -319,11 +320,17 @@ def _step(environment: Environment, step: str, argv: list[str]) -> None:
 
 
 def _last_line(output: str) -> str:
-    """Return the last informative line of an installer's output, without its 'error:'/'cause:' prefix or final full stop."""
+    """Return the installer's last message: from its last line that opens one ('error:', 'cause:', ...) to the end, on one line.
+
+    Without such a line (a Python traceback), the last line; 'hint:' lines, the opening word and a final full stop left out.
+    """
     lines = [line.strip() for line in output.splitlines() if line.strip() and not line.strip().startswith("hint:")]
     if not lines:
         return "no message"
-    return re.sub(r"^(error|cause|ERROR)\s*:\s*", "", lines[-1]).rstrip(".")
+    opening = re.compile(r"^(error|cause|caused by|ERROR)\s*:\s*|^╰─▶\s*", re.IGNORECASE)
+    starts = [i for i, line in enumerate(lines) if opening.match(line)]
+    message = " ".join(lines[starts[-1]:] if starts else lines[-1:])
+    return opening.sub("", message).rstrip(".")
 
 
 declare(Environment(
