@@ -16,9 +16,9 @@ Run: PYTHONPATH=CHECKOUT python benchmarks/dpsniper_run.py '{"mechanism": "Lapla
 
 from __future__ import annotations
 
+import argparse
 import json
 import multiprocessing
-import sys
 import tempfile
 import time
 
@@ -60,5 +60,24 @@ def run(spec: dict) -> dict:
             "processes": config.n_processes}
 
 
+def main(argv: list[str] | None = None) -> None:
+    """Parse the one argument, the spec as JSON (argparse: --help, and one sentence for a spec that is not JSON); print the result."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("spec", type=_spec, help='the run as JSON: {"mechanism": "LaplaceMechanism", "kwargs": {...}, '
+                                                 '"a1": [...], "a2": [...], "output_size": 1, "flags": null}')
+    print(json.dumps(run(parser.parse_args(argv).spec)))
+
+
+def _spec(text: str) -> dict:
+    """Return the spec of the command line, or raise argparse's error when it is not a JSON object."""
+    try:
+        spec = json.loads(text)
+    except json.JSONDecodeError:
+        spec = None
+    if not isinstance(spec, dict):
+        raise argparse.ArgumentTypeError(f"{text[:60]!r} is not a JSON object such as '{{\"mechanism\": \"LaplaceMechanism\"}}'")
+    return spec
+
+
 if __name__ == "__main__":
-    print(json.dumps(run(json.loads(sys.argv[1]))))
+    main()
