@@ -14,7 +14,8 @@ bound: it assumes the Gaussian shape and counts equal to their expectations.
 only from scores that separate members from non-members at the audit's
 confidence: the one-sided Mann–Whitney U test of "AUC = ½" (scipy) must
 reject at level β = 1 − confidence; otherwise the observed μ̂ is within
-noise of 0 and no projection is printed.
+noise of 0 and no projection is printed; `withheld_reason` says in one
+line which of the two conditions failed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.clopper_pearson import rate_upper_bound
 from dpaudit.audit.theory.profiles import gdp_epsilon
 
-__all__ = ["MAX_RUNS", "auc_mu", "projected_runs", "projected_runs_of", "separates"]
+__all__ = ["MAX_RUNS", "auc_mu", "projected_runs", "projected_runs_of", "separates", "withheld_reason"]
 
 MIN_RUNS, MAX_RUNS = 10, 10**9
 THRESHOLDS = 400
@@ -90,3 +91,19 @@ def projected_runs_of(obs: Observations, *, claim_epsilon: float, delta: float, 
     if not separates(obs, confidence):
         return None
     return projected_runs(auc_mu(obs), claim_epsilon=claim_epsilon, delta=delta, confidence=confidence)
+
+
+def withheld_reason(obs: Observations | None, *, claim_epsilon: float, delta: float, confidence: float) -> str:
+    """Return in one line why `projected_runs_of` printed no projection for the scores `obs` (the rule itself when
+    `obs` is None: scores not kept, or several canaries of which another may have been the one projected)."""
+    rule = (f"printed only when the scores separate members from non-members at confidence {confidence:g} (one-sided "
+            f"Mann–Whitney U test of AUC = ½) and a μ-GDP trade-off of their μ̂ would certify above the claim within "
+            f"{MAX_RUNS:,} runs")
+    if obs is None:
+        return f"none: {rule}"
+    mu = auc_mu(obs)
+    if not separates(obs, confidence):
+        return (f"none: the scores do not separate members from non-members at confidence {confidence:g} (one-sided "
+                f"Mann–Whitney U test of AUC = ½), so their μ̂ = {mu:.3f} is within noise of 0")
+    return (f"none: the scores' μ̂ = {mu:.3f} (from their AUC) gives μ-GDP ε = {gdp_epsilon(delta=delta, mu=mu):.3f} "
+            f"at δ = {delta:g}; no number of runs up to {MAX_RUNS:,} certifies above the claim ε = {claim_epsilon:g}")

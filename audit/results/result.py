@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.lower_bound import LowerBound, jsonable
+from dpaudit.audit.estimators.projected_runs import withheld_reason
 from dpaudit.audit.results.phases import Phases
 from dpaudit.audit.results.provenance import Recertified, Selection
 from dpaudit.audit.results.render import fmt, key_value_table, plain_text
@@ -321,6 +322,10 @@ class MembershipResult(Result):
         if self.projected_runs is not None:
             rows.append(("projected runs", f"about {self.projected_runs:,} runs would certify above the claim "
                                            "without the assumption, if it held (a projection)"))
+        elif self.claim is not None and not refutes(self.lower_bound, self.claim):
+            rows.append(("projected runs", withheld_reason(None if self.selection else self.observations,
+                                                           claim_epsilon=self.claim.epsilon, delta=lb.delta,
+                                                           confidence=lb.confidence)))
         return rows
 
     def figure(self) -> Figure | None:

@@ -2,9 +2,13 @@
 
 import numpy as np
 import pytest
+from dpaudit.attacks.games import MultiRun
 from dpaudit.attacks.observations import Observations
+from dpaudit.audit.audits.membership import Played, Subject, run_membership_audit
+from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.estimators.projected_runs import _certified, auc_mu, projected_runs, projected_runs_of
 from dpaudit.audit.theory.profiles import gdp_epsilon
+from dpaudit.mechanisms import Claim
 from scipy.stats import binom, norm
 
 
@@ -56,3 +60,26 @@ def test_scores_that_separate_members_are_projected_as_their_mu_says():
     expected = projected_runs(auc_mu(obs), claim_epsilon=1.2, delta=1e-5, confidence=0.95)
     assert expected is not None
     assert projected_runs_of(obs, claim_epsilon=1.2, delta=1e-5, confidence=0.95) == expected
+
+
+def _report_row(obs, claim_epsilon: float) -> str:
+    """Return the 'projected runs' row of a multi-run audit of `obs` with the GDP bound beside ('' when it has none)."""
+    result = run_membership_audit(owner="test", game=MultiRun(obs.size), bound=Bound(), seed=0,
+                                  subject=Subject("grid", {}, Claim(claim_epsilon, 1e-5)),
+                                  play=lambda data_rng, game_rng: Played(obs, "grid"), beside="gdp")
+    return dict(result.rows()).get("projected runs", "")
+
+
+def test_a_report_says_why_scores_within_noise_of_no_signal_project_nothing():
+    row = _report_row(_grid_scores(0.0, 100), claim_epsilon=1.0)
+    assert row.startswith("none: the scores do not separate members") and "μ̂ = 0.000" in row
+
+
+def test_a_report_says_why_separating_scores_too_weak_for_the_claim_project_nothing():
+    obs = _grid_scores(0.5, 100)  # AUC = Φ(0.5/√2) ≈ 0.64: the U test rejects at 100 per side (z ≈ 3.4)
+    row = _report_row(obs, claim_epsilon=gdp_epsilon(delta=1e-5, mu=0.6))
+    assert row.startswith(f"none: the scores' μ̂ = {auc_mu(obs):.3f}") and "no number of runs" in row
+
+
+def test_a_report_with_a_projection_prints_it_and_no_reason():
+    assert _report_row(_grid_scores(2.0, 100), claim_epsilon=3.0).startswith("about ")
