@@ -57,9 +57,11 @@ BUILTIN_MODULES = (
     "dpaudit.mechanisms.builtins.sparse_vector",
     "dpaudit.mechanisms.builtins.statistics",
     "dpaudit.mechanisms.transforms",
+    "dpaudit.mechanisms.adapters.diffprivlib",
     "dpaudit.mechanisms.adapters.opendp",
     "dpaudit.mechanisms.adapters.pipelinedp",
     "dpaudit.mechanisms.adapters.pydp",
+    "dpaudit.mechanisms.adapters.smartnoise_sql",
     "dpaudit.mechanisms.adapters.tumult_analytics",
     "dpaudit.mechanisms.adapters.tumult_core",
 )

@@ -1,0 +1,246 @@
+"""IBM diffprivlib, called as its users call it, INSIDE diffprivlib's own environment: never imported by dpaudit.
+
+diffprivlib 0.6.6 imports with scikit-learn < 1.6 only, so it lives in an
+environment of its own (`dpaudit env create diffprivlib-0.6.6`); dpaudit's
+adapters (`dpaudit.mechanisms.adapters.diffprivlib`) reach this module
+through dpaudit's external worker (`external_python(..., "diffprivlib_side:serve",
+path=[this folder])`). It imports the standard library, numpy and
+diffprivlib only.
+
+Each request's data is a dict of columns: `spec` (one JSON string: what to
+call and with which parameters, as the adapter fixed them) and `rows` (the
+dataset: one query answer for a mechanism, the records for a tool, the
+rows (features, then the label or target) for a model). `serve(data,
+size, seed)` returns `size` outputs, each from a fresh call:
+
+- kind "mechanism": `Class(**params, random_state=rs).randomise(rows[0])`
+  (Exponential: `randomise()`, the utilities being the rows; Binary:
+  the answer as "0"/"1"), `size` calls on one mechanism object;
+- kind "tool": `diffprivlib.tools.NAME(rows, **params, random_state=rs)`
+  (histogram: its counts);
+- kind "model": `Model(**params, random_state=rs).fit(X, y)`, releasing
+  what a user gets back (`_release`).
+
+Randomness: one `numpy.random.RandomState(seed)` per batch, handed to
+diffprivlib through its `random_state=` parameter, so a batch repeats for a
+seed and its draws are independent given it. Each call gets a fresh
+`BudgetAccountant` with an infinite budget, so nothing is refused or kept
+between draws.
+"""
+
+import os
+import sys
+
+# This file is loaded with its folder (dpaudit's mechanisms/scripts/) at the front of sys.path; take it off
+# again before anything else is imported here, so no script of that folder shadows a module.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+
+import json  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+__all__ = ["KINDS", "describe", "mechanism", "model", "serve", "tool"]
+
+KINDS = ("mechanism", "tool", "model")
+BIT_VALUES = ("0", "1")  # Binary's two values; the answer 0 or 1 picks one
+
+
+def _spec(data):
+    """Return the request's spec (a dict) from its `spec` column of one JSON string."""
+    value = np.asarray(data["spec"]).ravel()
+    if value.size != 1:
+        raise ValueError("the spec must be one JSON string; got %d values" % value.size)
+    return json.loads(str(value[0]))
+
+
+def _call(fn, rs, **kwargs):
+    """Return fn(**kwargs) with `random_state=rs` and a fresh `accountant=` where fn takes them.
+
+    Releases before 0.5 take neither: they draw from their own generator
+    (their audits do not repeat bit for bit; every draw is still fresh).
+    """
+    import inspect
+
+    accepted = inspect.signature(fn).parameters
+    if "random_state" in accepted:
+        kwargs["random_state"] = rs
+    if "accountant" in accepted:
+        from diffprivlib.accountant import BudgetAccountant
+
+        kwargs["accountant"] = BudgetAccountant()
+    return fn(**kwargs)
+
+
+def _parameters(fn):
+    import inspect
+
+    return inspect.signature(fn).parameters
+
+
+def _as_bounds(value):
+    """Return diffprivlib's `bounds=(lower, upper)` from a JSON pair (lists become arrays, one per feature)."""
+    if value is None:
+        return None
+    lower, upper = value
+    if isinstance(lower, list):
+        return np.asarray(lower, dtype=float), np.asarray(upper, dtype=float)
+    return lower, upper
+
+
+# ---- mechanisms: randomise(value) on a query answer
+
+
+def _mechanism_object(name, params, rs):
+    import diffprivlib.mechanisms as mechanisms
+
+    cls = getattr(mechanisms, name)
+    if name == "Binary":
+        return _call(cls, rs, value0=BIT_VALUES[0], value1=BIT_VALUES[1], **params)
+    return _call(cls, rs, **params)
+
+
+def mechanism(data, size, seed):
+    """Return `size` draws of `spec["name"](**spec["params"]).randomise(answer)` (Exponential: randomise() on the rows as utilities)."""
+    spec = _spec(data)
+    rows = np.asarray(data["rows"], dtype=float).ravel()
+    rs = np.random.RandomState(seed)
+    name, params = spec["name"], dict(spec["params"])
+    if name == "Exponential":
+        mech = _mechanism_object(name, dict(params, utility=[float(u) for u in rows],
+                                            candidates=list(range(rows.size))), rs)
+        return np.array([mech.randomise() for _ in range(size)], dtype=np.int64)
+    mech = _mechanism_object(name, params, rs)
+    if name == "Binary":
+        value = BIT_VALUES[int(rows[0])]
+        return np.array([int(mech.randomise(value)) for _ in range(size)], dtype=np.int64)
+    value = int(round(rows[0])) if spec.get("integer") else float(rows[0])
+    out = [mech.randomise(value) for _ in range(size)]
+    return np.asarray(out, dtype=np.int64 if spec.get("integer") else np.float64)
+
+
+# ---- tools: diffprivlib.tools.NAME(array, epsilon=..., bounds=...)
+
+
+def _tool_once(name, rows, params, rs):
+    import diffprivlib.tools as tools
+
+    out = _call(getattr(tools, name), rs, **{"array" if "array" in _parameters(getattr(tools, name)) else "sample": rows},
+                **params)
+    if name.startswith("histogram"):
+        return np.asarray(out[0], dtype=np.float64).ravel()
+    return out
+
+
+def tool(data, size, seed):
+    """Return `size` outputs of `diffprivlib.tools.NAME(rows, **params)` (histograms: their counts)."""
+    spec = _spec(data)
+    rows = np.asarray(data["rows"], dtype=float)
+    rs = np.random.RandomState(seed)
+    params = dict(spec["params"])
+    if "bounds" in params:
+        params["bounds"] = _as_bounds(params["bounds"])
+    if "range" in params:
+        params["range"] = tuple(params["range"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = [_tool_once(spec["name"], rows, params, rs) for _ in range(size)]
+    return np.asarray(out, dtype=np.float64)
+
+
+# ---- models: Model(**params).fit(X, y), releasing what a user reads back
+
+
+def _padded(values, length):
+    """Return `values` (flattened) followed by zeros up to `length` entries (a fixed-shape release)."""
+    flat = np.asarray(values, dtype=np.float64).ravel()
+    if flat.size > length:
+        raise ValueError("the model released %d numbers, more than the %d declared" % (flat.size, length))
+    return np.concatenate([flat, np.zeros(length - flat.size)])
+
+
+def _release(name, fitted, n_features, n_classes):
+    """Return what a user gets back from the fitted model, as one vector of a fixed length.
+
+    LinearRegression: coef_, intercept_. LogisticRegression: the number of
+    classes_ it found, then coef_ and intercept_, padded with zeros to the
+    declared classes. GaussianNB: theta_, var_, class_count_. KMeans:
+    cluster_centers_. PCA: components_ and explained_variance_.
+    StandardScaler: mean_, var_. RandomForestClassifier: its predictions
+    on the corners of the feature box (a forest has no coefficients).
+    """
+    if name == "LinearRegression":
+        return np.concatenate([np.ravel(fitted.coef_), np.ravel(fitted.intercept_)])
+    if name == "LogisticRegression":
+        length = n_classes * (n_features + 1)
+        return np.concatenate([[len(fitted.classes_)], _padded(fitted.coef_, n_classes * n_features),
+                               _padded(fitted.intercept_, length - n_classes * n_features)])
+    if name == "GaussianNB":
+        return np.concatenate([np.ravel(fitted.theta_), np.ravel(fitted.var_), np.ravel(fitted.class_count_)])
+    if name == "KMeans":
+        return np.ravel(fitted.cluster_centers_)
+    if name == "PCA":
+        return np.concatenate([np.ravel(fitted.components_), np.ravel(fitted.explained_variance_)])
+    if name == "StandardScaler":
+        return np.concatenate([np.ravel(fitted.mean_), np.ravel(fitted.var_)])
+    raise ValueError("unknown model %r" % name)
+
+
+def _forest_release(fitted, bounds):
+    lower, upper = (np.asarray(b, dtype=float) for b in bounds)
+    corners = np.array(np.meshgrid(*zip(lower, upper))).reshape(lower.size, -1).T
+    return np.asarray(fitted.predict(corners), dtype=np.float64)
+
+
+def _model_once(name, x, y, params, rs, n_classes):
+    import diffprivlib.models as models
+
+    kwargs = dict(params)
+    for key in ("bounds", "bounds_X", "bounds_y"):
+        if key in kwargs:
+            kwargs[key] = _as_bounds(kwargs[key])
+    fitted = _call(getattr(models, name), rs, **kwargs)
+    if name in ("KMeans", "PCA", "StandardScaler"):
+        fitted.fit(x)
+    else:
+        fitted.fit(x, y)
+    if name == "RandomForestClassifier":
+        return _forest_release(fitted, kwargs["bounds"])
+    return _release(name, fitted, x.shape[1], n_classes)
+
+
+def model(data, size, seed):
+    """Return `size` releases of `Model(**params).fit(X, y)`: rows are features then the label (or target)."""
+    spec = _spec(data)
+    rows = np.asarray(data["rows"], dtype=float)
+    rows = rows.reshape(rows.shape[0], -1) if rows.ndim != 2 else rows
+    x, y = (rows[:, :-1], rows[:, -1]) if spec.get("supervised", True) else (rows, None)
+    if spec.get("labels"):
+        y = y.astype(np.int64)
+    rs = np.random.RandomState(seed)
+    n_classes = int(spec.get("classes", 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = [_model_once(spec["name"], x, y, spec["params"], rs, n_classes) for _ in range(size)]
+    return np.asarray(out, dtype=np.float64)
+
+
+def serve(data, size, seed):
+    """Return `size` outputs of the kind the request's spec names: one process serves every kind."""
+    kind = _spec(data).get("kind")
+    if kind not in KINDS:
+        raise ValueError("unknown kind %r; the kinds are %s" % (kind, ", ".join(KINDS)))
+    return globals()[kind](data, size, seed)
+
+
+def describe():
+    """Return the versions of diffprivlib, numpy and scikit-learn in this environment (a dict)."""
+    import diffprivlib
+    import sklearn
+
+    return {"diffprivlib": diffprivlib.__version__, "numpy": np.__version__, "sklearn": sklearn.__version__}
+
+
+if __name__ == "__main__":
+    sys.stdout.write(json.dumps(describe()) + "\n")

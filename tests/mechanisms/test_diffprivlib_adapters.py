@@ -1,0 +1,93 @@
+"""IBM diffprivlib adapters: registered without building anything; in diffprivlib's environment, audits as expected.
+
+The registration tests build nothing. The others (marked `libraries`, left
+out of the default run) build the environment `diffprivlib-0.6.6` on first
+use and draw through diffprivlib's `random_state=`, seeded by the audit, so
+they repeat. A correct mechanism must be consistent and a finding must be
+certified at confidence 0.95: each is a property of the released package
+(its calibration against the claim), with no tolerance tuned to a run.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from dpaudit.audit.audits.two_dataset import audit_mechanism
+from dpaudit.errors import InvalidParameterError
+from dpaudit.mechanisms import get_mechanism
+from dpaudit.mechanisms.adapters import diffprivlib as dl
+from dpaudit.mechanisms.base import not_neighbours
+from dpaudit.mechanisms.environments import ENVIRONMENTS
+from dpaudit.mechanisms.registry import list_mechanisms, registration
+
+
+def test_registered_with_their_environments_declared_and_nothing_built(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPAUDIT_CACHE_DIR", str(tmp_path))
+    names = [n for n in list_mechanisms() if n.startswith("diffprivlib_")]
+    assert {"diffprivlib_laplace", "diffprivlib_mean", "diffprivlib_nanmean", "diffprivlib_logistic_regression"} <= set(names)
+    assert {dl.ENVIRONMENT, dl.OLDER_ENVIRONMENT} <= set(ENVIRONMENTS)
+    assert registration("diffprivlib_laplace_bits").expected == "violation"
+    assert registration("diffprivlib_laplace").expected == "consistent"
+    assert not any(tmp_path.iterdir())  # listing built nothing
+
+
+def test_unknown_environment_is_one_sentence():
+    with pytest.raises(InvalidParameterError, match="must be one of diffprivlib-"):
+        get_mechanism("diffprivlib_laplace", environment="diffprivlib-9.9")
+
+
+def test_default_pairs_are_neighbours_from_the_bounds_alone():
+    d0, d1 = dl.record_pair(0.0, 1.0, 4)
+    assert d0.tolist() == [0.0] * 4 and d1.tolist() == [1.0, 0.0, 0.0, 0.0]
+    d0, d1 = dl.record_pair(0.0, 1.0, 4, added=True)
+    assert d1.tolist() == [0.0] * 4 + [1.0]
+    d0, d1 = dl.model_pair(0.0, 1.0, 2, 4, labels=3)
+    assert d0[:, -1].tolist() == [0, 1, 0, 1] and d1[0].tolist() == [1.0, 1.0, 2.0]
+    assert dl.answer_pair(2.0, 1.0)[1].tolist() == [3.0]
+
+
+
+@pytest.fixture(scope="module")
+def built():
+    """Return a function building a registered diffprivlib mechanism (the environment built once, on first use)."""
+    made = []
+
+    def build(name, **params):
+        mech = get_mechanism(name, **params)
+        made.append(mech)
+        return mech
+
+    yield build
+    for mech in made:
+        mech.sampler.close()
+
+
+@pytest.mark.libraries
+@pytest.mark.parametrize("name", ["diffprivlib_laplace", "diffprivlib_geometric", "diffprivlib_mean", "diffprivlib_histogram"])
+def test_correct_calls_are_consistent(built, name):
+    mech = built(name)
+    assert not_neighbours(mech, *mech.default_pair) is None
+    result = audit_mechanism(mech, trials=4000 if "laplace" in name or "geometric" in name else 1000, seed=0)
+    assert result.verdict == "consistent", result.lower_bound.epsilon
+
+
+@pytest.mark.libraries
+def test_laplace_low_bits_are_certified(built):
+    result = audit_mechanism(built("diffprivlib_laplace_bits"), trials=4000, seed=0)
+    assert result.verdict == "violation"
+
+
+@pytest.mark.libraries
+def test_nanmean_with_a_record_replaced_by_nan_is_certified(built):
+    mech = built("diffprivlib_nanmean")
+    d0 = np.array([np.nan, np.nan, np.nan, np.nan, 1.0])
+    d1 = np.array([np.nan, np.nan, np.nan, np.nan, 0.0])
+    assert not_neighbours(mech, d0, d1) is None
+    result = audit_mechanism(mech, d0, d1, trials=1000, seed=0)
+    assert result.verdict == "violation" and result.lower_bound.epsilon > 1.0
+
+
+@pytest.mark.libraries
+def test_logistic_regression_label_set_is_certified(built):
+    result = audit_mechanism(built("diffprivlib_logistic_regression"), trials=60, seed=0)
+    assert result.verdict == "violation"
