@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-slow install install-test bench tumult tumult-analytics test-tumult docs figures
+.PHONY: demo test test-slow install install-test bench tumult tumult-analytics test-tumult test-libraries docs figures
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -64,43 +64,31 @@ figures: $(VENV)/.installed
 bench: $(VENV)/.installed-test
 	for f in benchmarks/*.py; do $(BIN)/python $$f || exit 1; done
 
-# Tumult Core in an environment of its own (it pins numpy 1.26.4 and pandas 1.5.3 and brings pyspark 3.5):
-# the tumult_* adapters (mechanisms/adapters/tumult_core.py) find .venv-tumult/bin/python. Its count and sum
-# measurements take Spark DataFrames, so Spark needs Java (17 is on these machines; installed if missing).
-# tmlt.analytics needs an older Core (0.21.0 pins >= 0.19.1, < 0.20): it has an environment of its own, below.
-# The last step asks Tumult for a grouped count's claim, which starts Spark; a failed build leaves no .venv-tumult.
-TUMULT := .venv-tumult
+# Library environments (`dpaudit env`, docs/libraries.md): each library version is declared in the package and
+# built on first use with uv under ~/.cache/dpaudit/environments. `make tumult` and `make tumult-analytics` build
+# Tumult Core 0.20 and Tumult Analytics 0.21 (each brings Spark: minutes to build); they need Java, which
+# `dpaudit env create` checks and names (on Debian: apt-get install -y default-jre-headless).
+# Both install dpaudit first (as `make install` does): it is $(BIN)/dpaudit, on the PATH once the environment
+# is activated (`. $(BIN)/activate`), as each target says when it ends.
+ON_PATH = @echo "dpaudit is installed as $(BIN)/dpaudit: activate its environment (. $(BIN)/activate) to call it as dpaudit."
 
-tumult: $(TUMULT)/.installed
+tumult: $(VENV)/.installed
+	$(BIN)/dpaudit env create tumult-core
+	$(ON_PATH)
 
-$(TUMULT)/.installed:
-	rm -rf $(TUMULT)
-	{ $(PYTHON) -m venv $(TUMULT) \
-	  && $(TUMULT)/bin/python -m pip install --quiet 'tmlt.core==0.20.*' \
-	  && { java -version >/dev/null 2>&1 || { apt-get update && apt-get install -y default-jre-headless; }; } \
-	  && $(TUMULT)/bin/python mechanisms/scripts/tumult_side.py describe grouped_count '{"epsilon": 1.0, "groups": 2, "noise": "geometric"}'; \
-	} || { rm -rf $(TUMULT); exit 1; }
-	touch $@
-
-# Tumult Analytics 0.21 (the Session/QueryBuilder API) in a second environment: it installs with Core 0.19.1,
-# so it cannot replace Core 0.20 in .venv-tumult without moving the tumult_* adapters and their findings
-# (docs/libraries.md) to an older Core. The tumult_analytics_* adapters (mechanisms/adapters/tumult_analytics.py)
-# find .venv-tumult-analytics/bin/python. The last step asks Analytics for a count's budget and noise (a Session,
-# so Spark starts); a failed build leaves no .venv-tumult-analytics.
-TUMULT_ANALYTICS := .venv-tumult-analytics
-
-tumult-analytics: $(TUMULT_ANALYTICS)/.installed
-
-$(TUMULT_ANALYTICS)/.installed:
-	rm -rf $(TUMULT_ANALYTICS)
-	{ $(PYTHON) -m venv $(TUMULT_ANALYTICS) \
-	  && $(TUMULT_ANALYTICS)/bin/python -m pip install --quiet 'tmlt.analytics==0.21.*' \
-	  && { java -version >/dev/null 2>&1 || { apt-get update && apt-get install -y default-jre-headless; }; } \
-	  && $(TUMULT_ANALYTICS)/bin/python mechanisms/scripts/tumult_analytics_side.py describe count '{"epsilon": 1.0}'; \
-	} || { rm -rf $(TUMULT_ANALYTICS); exit 1; }
-	touch $@
+tumult-analytics: $(VENV)/.installed
+	$(BIN)/dpaudit env create tumult-analytics
+	$(ON_PATH)
 
 # The Tumult tests in full (slow ones included), with both environments built: CI does not build them
 # (Spark and Java are outside the project), so `make test` skips these tests; run this target instead.
-test-tumult: $(VENV)/.installed-test $(TUMULT)/.installed $(TUMULT_ANALYTICS)/.installed
+# It builds both environments first (minutes each, once) and its tests took 17 minutes on a 2-core machine
+# (`time make test-tumult`, issue 48).
+test-tumult: $(VENV)/.installed-test tumult tumult-analytics
 	$(BIN)/python -m pytest -q -m '' tests/mechanisms/test_tumult_adapters.py tests/mechanisms/test_tumult_analytics_adapters.py
+
+# Every library environment's tests (marked `libraries`, left out of `make test`; each builds its environment on
+# first use, so the first run downloads and installs every declared library), then Tumult's (which need Java).
+test-libraries: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -n 2 -m libraries
+	$(MAKE) test-tumult

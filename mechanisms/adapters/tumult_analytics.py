@@ -2,13 +2,16 @@
 
 Tumult Analytics 0.21 installs with Tumult Core 0.19 (and numpy 1.26,
 pandas 1.5, pyspark 3.5), so it cannot share dpaudit's environment, nor
-`.venv-tumult`, whose Core 0.20 the `tumult_*` adapters audit: `make
-tumult-analytics` builds `.venv-tumult-analytics`, and these adapters run
+`tumult-core`, whose Core 0.20 the `tumult_*` adapters audit: `make
+tumult-analytics` builds an environment of its own, and these adapters run
 Analytics there as a black box (`external_python`), through
 `tumult_analytics_side.py` (which see). The interpreter is
 $DPAUDIT_TUMULT_ANALYTICS_PYTHON when that is set (nothing is registered if
-it names no runnable file), else `.venv-tumult-analytics/bin/python` under
-the current directory or the repository root. Registering runs nothing.
+it names no runnable file), else that of the declared library environment
+`tumult-analytics` once it is built (`dpaudit env create tumult-analytics`,
+or `make tumult-analytics`; Spark needs Java, which the build checks): as
+for Core, the adapters are registered only then and never build it.
+Registering runs nothing.
 
 Each adapter is a query people write: `QueryBuilder("records").count()`,
 `.sum("x", lower, upper)`, `.average(...)`, `.quantile("x", q, lower,
@@ -57,10 +60,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
-from dpaudit.errors import InvalidParameterError, MechanismError
-from dpaudit.mechanisms.adapters.tumult_core import Requests, environment_python, one_row_added
+from dpaudit.errors import MechanismError
+from dpaudit.mechanisms.adapters.tumult_core import Requests, absent, interpreter, one_row_added
 from dpaudit.mechanisms.base import Mechanism, Relation
 from dpaudit.mechanisms.builtins.statistics import present_records
+from dpaudit.mechanisms.environments import Environment, declare
 from dpaudit.mechanisms.external.processes import ExternalProcess, external_python
 from dpaudit.mechanisms.neighbours import NeighbourCheck
 from dpaudit.mechanisms.registry import register
@@ -70,15 +74,22 @@ if TYPE_CHECKING:
     from dp_accounting import dp_event
 
 ENVIRONMENT_VARIABLE = "DPAUDIT_TUMULT_ANALYTICS_PYTHON"
-FOLDER = ".venv-tumult-analytics"
+ENVIRONMENT = declare(Environment(
+    name="tumult-analytics",
+    packages=("tmlt.analytics==0.21.*",),  # with Tumult Core 0.19.1, numpy 1.26.4, pandas 1.5.3, pyspark 3.5
+    python="3.11",
+    description="Tumult Analytics 0.21 (the tumult_analytics_* adapters); Spark, which needs Java",
+    check="import tmlt.analytics",
+    needs=("java",),
+))
 GAUSSIAN_DELTA = 1e-5
 SIDE = Path(__file__).resolve().parents[1] / "scripts" / "tumult_analytics_side.py"
 BATCH_TIMEOUT = 3600.0  # seconds for one batch: up to 250,000 quantiles at ~5 ms each (Spark's start-up included)
 
 
 def tumult_analytics_python() -> str | None:
-    """Return the interpreter of Analytics' environment ($DPAUDIT_TUMULT_ANALYTICS_PYTHON, else .venv-tumult-analytics), or None."""
-    return environment_python(ENVIRONMENT_VARIABLE, FOLDER)
+    """Return the interpreter of Analytics' environment ($DPAUDIT_TUMULT_ANALYTICS_PYTHON, else the built `tumult-analytics`), or None."""
+    return interpreter(ENVIRONMENT_VARIABLE, ENVIRONMENT.name)
 
 
 @functools.lru_cache(maxsize=None)
@@ -125,7 +136,7 @@ def _build(spec: _Spec, event_of: Callable[[list[dict[str, Any]]], dp_event.DpEv
     """Return the mechanism of `spec`: the claimed budget as Analytics states it, dpaudit's event from the noise of the Session run."""
     python = tumult_analytics_python()
     if python is None:
-        raise InvalidParameterError(f"Tumult Analytics' environment is absent (set {ENVIRONMENT_VARIABLE} or run `make tumult-analytics`).")
+        raise absent("Tumult Analytics", ENVIRONMENT_VARIABLE, ENVIRONMENT.name)
     session = {**spec.query, **_scaled(spec.budget, spec.budget_factor)}
     claimed = _describe(python, spec.kind, json.dumps({**spec.query, **spec.budget}, sort_keys=True))
     ran = claimed if spec.budget_factor == 1.0 else _describe(python, spec.kind, json.dumps(session, sort_keys=True))

@@ -1,12 +1,16 @@
 """Adapters that audit Tumult Core measurements in Tumult's own environment (registered only when it exists).
 
 Tumult Core (tmlt.core 0.20) pins numpy 1.26.4 and pandas 1.5.3 and brings
-pyspark 3.5, so it cannot share dpaudit's environment: `make tumult` builds
-`.venv-tumult`, and these adapters run Tumult there as a black box
-(`external_python`), through `tumult_side.py` (which see). The interpreter
-is $DPAUDIT_TUMULT_PYTHON when that is set (and nothing is registered if it
-names no runnable file), else `.venv-tumult/bin/python` under the current
-directory or the repository root. Registering runs nothing; building a
+pyspark 3.5, so it cannot share dpaudit's environment: it has a declared
+library environment of its own, `tumult-core` (mechanisms/environments.py;
+`dpaudit env create tumult-core`, or `make tumult`, builds it; Spark needs
+Java, which the build checks), and these adapters run Tumult there as a black
+box (`external_python`), through `tumult_side.py` (which see). The
+interpreter is $DPAUDIT_TUMULT_PYTHON when that is set (and nothing is
+registered if it names no runnable file), else the `tumult-core`
+environment's once it is built; the adapters are registered only then, and
+never build it themselves (a build of several minutes that needs Java is
+asked for by name). Registering runs nothing; building a
 mechanism asks Tumult for its claim (a process of 2–3 s, 13 s for the
 grouped count, which starts Spark; cached per process).
 
@@ -46,6 +50,8 @@ from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.base import Mechanism, Relation
 from dpaudit.mechanisms.builtins.floating_point import as_bits
 from dpaudit.mechanisms.builtins.statistics import present_records
+from dpaudit.mechanisms.environments import Environment, declare, environment_exists
+from dpaudit.mechanisms.environments import environment_python as built_python
 from dpaudit.mechanisms.external.processes import ExternalProcess, external_python
 from dpaudit.mechanisms.neighbours import NeighbourCheck, answers_within
 from dpaudit.mechanisms.registry import register
@@ -55,9 +61,11 @@ if TYPE_CHECKING:
     from dp_accounting import dp_event
 
 __all__ = [
+    "ENVIRONMENT",
     "ENVIRONMENT_VARIABLE",
     "Requests",
-    "environment_python",
+    "absent",
+    "interpreter",
     "one_row_added",
     "tumult_gaussian",
     "tumult_gaussian_bits",
@@ -73,6 +81,14 @@ __all__ = [
 ]
 
 ENVIRONMENT_VARIABLE = "DPAUDIT_TUMULT_PYTHON"
+ENVIRONMENT = declare(Environment(
+    name="tumult-core",
+    packages=("tmlt.core==0.20.*",),  # with numpy 1.26.4, pandas 1.5.3, pyspark 3.5
+    python="3.11",
+    description="Tumult Core 0.20 (the tumult_* adapters); Spark, which needs Java",
+    check="import tmlt.core",
+    needs=("java",),
+))
 GAUSSIAN_DELTA = 1e-5
 SIDE = Path(__file__).resolve().parents[1] / "scripts" / "tumult_side.py"
 DESCRIBE_TIMEOUT = 300.0  # seconds for Tumult to state its claim (importing Tumult Core; Spark for grouped counts)
@@ -83,28 +99,28 @@ def _runnable(path: str | os.PathLike) -> bool:
     return os.path.isfile(path) and os.access(path, os.X_OK)
 
 
-def environment_python(variable: str, folder: str) -> str | None:
-    """Return the interpreter of an environment of its own, or None when there is none.
+def interpreter(variable: str, environment: str) -> str | None:
+    """Return the interpreter of a library's environment of its own, or None when there is none.
 
     $`variable` when set (None if it names no runnable file: no fallback
-    then), else `folder`/bin/python under the current directory, else under
-    the repository root (the folder above `mechanisms/`), in a folder whose
-    build finished: the make target writes `folder`/.installed last, so a
-    build that was interrupted is never used.
+    then), else that of the declared `environment` when it is built (an
+    environment that exists is complete: mechanisms/environments.py); never
+    builds it.
     """
     given = os.environ.get(variable)
     if given is not None:
         return given if given and _runnable(given) else None
-    for root in (Path.cwd(), Path(__file__).resolve().parents[2]):
-        candidate = root / folder / "bin" / "python"
-        if _runnable(candidate) and (root / folder / ".installed").is_file():
-            return str(candidate)
-    return None
+    return str(built_python(environment, create=False)) if environment_exists(environment) else None
+
+
+def absent(library: str, variable: str, environment: str) -> InvalidParameterError:
+    """Return the one-sentence error for a library whose environment is neither given nor built."""
+    return InvalidParameterError(f"{library}'s environment is absent (set {variable} or run `dpaudit env create {environment}`).")
 
 
 def tumult_python() -> str | None:
-    """Return the interpreter of Tumult Core's environment ($DPAUDIT_TUMULT_PYTHON, else .venv-tumult), or None."""
-    return environment_python(ENVIRONMENT_VARIABLE, ".venv-tumult")
+    """Return the interpreter of Tumult Core's environment ($DPAUDIT_TUMULT_PYTHON, else the built `tumult-core`), or None."""
+    return interpreter(ENVIRONMENT_VARIABLE, ENVIRONMENT.name)
 
 
 @functools.lru_cache(maxsize=64)
@@ -194,7 +210,7 @@ def _build(spec: _Spec, event_of: Any, text: str) -> Mechanism:
     """Return the mechanism of `spec`: Tumult's claim, dpaudit's event from Tumult's noise, Tumult's process as sampler."""
     python = tumult_python()
     if python is None:
-        raise InvalidParameterError(f"Tumult's environment is absent (set {ENVIRONMENT_VARIABLE} or run `make tumult`).")
+        raise absent("Tumult", ENVIRONMENT_VARIABLE, ENVIRONMENT.name)
     described = _describe(python, spec.kind, json.dumps(spec.params, sort_keys=True))
     mech = external_python(  # the mechanism's claim, pair and relation; its draws go to the shared process
         python, f"tumult_side:{spec.kind}", epsilon=described["epsilon"], delta=described["delta"],

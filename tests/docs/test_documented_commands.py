@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from documented import ROOT, Block, Command, blocks, commands, pages, printed_numbers, shows
+from dpaudit.mechanisms.adapters.tumult_core import tumult_python
 
 BIN = Path(sys.executable).parent
 QUICK_TIMEOUT = 600
@@ -34,8 +35,11 @@ def _skip_reason(command: Command) -> str | None:
         return "it runs the test suite that holds this test"
     if re.match(r"pip install\b", text):
         return "it installs into the environment the tests run in; `make install` and `make install-test` run the same installs"
-    if re.search(r"\btumult\b|tumult_", text) and not (ROOT / ".venv-tumult" / "bin" / "python").exists():
-        return "it needs the Tumult environment .venv-tumult (`make tumult`), which this machine does not have"
+    if re.match(r"dpaudit env (create|remove)\b", text):
+        return ("it builds or deletes a library environment in the user's cache; tests/mechanisms/test_environments.py "
+                "builds numpy-only from scratch in a folder of its own")
+    if re.search(r"\btumult\b|tumult_", text) and tumult_python() is None:
+        return "it needs the Tumult environment tumult-core (`make tumult`), which this machine does not have"
     return None
 
 

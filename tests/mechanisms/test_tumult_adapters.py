@@ -1,7 +1,7 @@
 """Tumult adapters: registered only when Tumult's environment exists; claims from Tumult, audits as expected.
 
 The registration tests need no Tumult. The others run Tumult Core in
-`.venv-tumult` (`make tumult`) and are skipped without it. Tumult draws
+its environment `tumult-core` (`make tumult`) and are skipped without it. Tumult draws
 from its own unseeded generator, so outputs differ between runs: the audits
 of correct mechanisms use confidence 0.999 (a correct mechanism is flagged
 with probability at most 0.001, whatever the draws), and every law check
@@ -23,13 +23,14 @@ from dpaudit.audit.theory.conversions import zcdp_to_dp
 from dpaudit.mechanisms import InvalidParameterError, get_mechanism
 from dpaudit.mechanisms.adapters import tumult_core as ta
 from dpaudit.mechanisms.builtins.floating_point import from_bits
+from dpaudit.mechanisms.environments import ENVIRONMENTS, environment_dir
 from dpaudit.mechanisms.registry import registration
 from fresh_registry import registered
 
 NAMES = ["tumult_gaussian", "tumult_gaussian_bits", "tumult_gaussian_count", "tumult_gaussian_sum", "tumult_gaussian_sum_bits",
          "tumult_geometric_count", "tumult_grouped_count", "tumult_laplace", "tumult_laplace_bits", "tumult_laplace_sum"]
 SPARK = ["tumult_geometric_count", "tumult_gaussian_count", "tumult_laplace_sum", "tumult_gaussian_sum", "tumult_grouped_count"]
-ABSENT = "Tumult's environment is absent: run `make tumult`"
+ABSENT = "Tumult's environment is absent: run `dpaudit env create tumult-core` (or `make tumult`)"
 needs_tumult = pytest.mark.skipif(ta.tumult_python() is None, reason=ABSENT)
 
 LISTED = """
@@ -56,28 +57,30 @@ def test_every_adapter_is_registered_for_a_runnable_interpreter_and_registering_
 
 
 def test_the_interpreter_is_looked_up_in_order(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DPAUDIT_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv(ta.ENVIRONMENT_VARIABLE, str(tmp_path / "nowhere"))
-    assert ta.tumult_python() is None  # set: no fallback to .venv-tumult
+    assert ta.tumult_python() is None  # set: no fallback to the tumult-core environment
     monkeypatch.setenv(ta.ENVIRONMENT_VARIABLE, "")
     assert ta.tumult_python() is None
     monkeypatch.setenv(ta.ENVIRONMENT_VARIABLE, sys.executable)
     assert ta.tumult_python() == sys.executable
     monkeypatch.delenv(ta.ENVIRONMENT_VARIABLE)
-    fake = tmp_path / ".venv-tumult" / "bin" / "python"
+    assert ta.tumult_python() is None  # not built: never built by the lookup
+    assert not (tmp_path / "environments").exists()
+    fake = environment_dir("tumult-core") / "bin" / "python"
     fake.parent.mkdir(parents=True)
     fake.write_text("#!/bin/sh\n")
-    monkeypatch.chdir(tmp_path)
-    fake.chmod(0o644)
-    assert ta.tumult_python() != str(fake)  # not executable: not an interpreter
-    fake.chmod(0o755)
-    assert ta.tumult_python() != str(fake)  # no .installed: a build that did not finish
-    (tmp_path / ".venv-tumult" / ".installed").touch()
-    assert ta.tumult_python() == str(fake)  # the current directory comes first
+    assert ta.tumult_python() == str(fake)  # the declared environment, once built
+
+
+def test_tumult_core_is_a_declared_environment_that_needs_java() -> None:
+    declared = ENVIRONMENTS["tumult-core"]
+    assert declared is ta.ENVIRONMENT and declared.needs == ("java",) and declared.packages == ("tmlt.core==0.20.*",)
 
 
 def test_building_without_the_environment_is_one_sentence(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv(ta.ENVIRONMENT_VARIABLE, str(tmp_path / "nowhere"))
-    with pytest.raises(InvalidParameterError, match="make tumult"):
+    with pytest.raises(InvalidParameterError, match="dpaudit env create tumult-core"):
         ta.tumult_laplace()
 
 

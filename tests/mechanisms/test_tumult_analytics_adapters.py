@@ -2,7 +2,7 @@
 
 The registration tests, and those of dpaudit's own reading of Analytics'
 noise lists, need no Analytics. The others run Tumult Analytics in
-`.venv-tumult-analytics` (`make tumult-analytics`) and are skipped without
+its environment `tumult-analytics` (`make tumult-analytics`) and are skipped without
 it (CI does not build it: `make test-tumult` runs them). Tumult draws from
 its own unseeded generator, so outputs differ between runs: the audits of
 correct queries use confidence 0.999 (a correct one is flagged with
@@ -26,6 +26,7 @@ from dpaudit.mechanisms.adapters import tumult_analytics as taa
 from dpaudit.mechanisms.adapters.tumult_core import one_row_added
 from dpaudit.mechanisms.builtins.floating_point import from_bits
 from dpaudit.mechanisms.builtins.statistics import present_records
+from dpaudit.mechanisms.environments import ENVIRONMENTS, environment_dir
 from dpaudit.mechanisms.outputs import NONFINITE
 from dpaudit.mechanisms.registry import registration
 from fresh_registry import registered
@@ -39,7 +40,7 @@ BUGGY = ["tumult_analytics_average_duplicated_rows", "tumult_analytics_average_z
          "tumult_analytics_quantile_budget_too_large", "tumult_analytics_quantile_zcdp_duplicated_rows",
          "tumult_analytics_sum_budget_too_large", "tumult_analytics_sum_zcdp_bits", "tumult_analytics_sum_zcdp_budget_too_large"]
 NAMES = sorted(CORRECT + BUGGY)
-ABSENT = "Tumult Analytics' environment is absent: run `make tumult-analytics`"
+ABSENT = "Tumult Analytics' environment is absent: run `dpaudit env create tumult-analytics` (or `make tumult-analytics`)"
 RHO, DELTA = 1 / 32, 1e-5
 # Trials of the buggy audits: 10,000, or 5,000 for the quantiles (about 5 ms an output); 20,000 for the low bits, where the
 # selection phase must learn which low bits only one sum gives (as for tumult_gaussian_sum_bits).
@@ -70,23 +71,22 @@ def test_every_adapter_is_registered_for_a_runnable_interpreter_and_registering_
     assert _registered(sys.executable) == NAMES
 
 
-def test_the_interpreter_is_looked_up_in_its_own_folder(tmp_path, monkeypatch) -> None:
+def test_the_interpreter_is_that_of_its_own_environment(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("DPAUDIT_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv(taa.ENVIRONMENT_VARIABLE, raising=False)
-    fake = tmp_path / ".venv-tumult-analytics" / "bin" / "python"
+    assert taa.tumult_analytics_python() is None  # not built: never built by the lookup
+    fake = environment_dir("tumult-analytics") / "bin" / "python"
     fake.parent.mkdir(parents=True)
     fake.write_text("#!/bin/sh\n")
-    fake.chmod(0o755)
-    monkeypatch.chdir(tmp_path)
-    assert taa.tumult_analytics_python() != str(fake)  # no .installed: a build that did not finish
-    (tmp_path / ".venv-tumult-analytics" / ".installed").touch()
     assert taa.tumult_analytics_python() == str(fake)
+    assert ENVIRONMENTS["tumult-analytics"].needs == ("java",) and environment_dir("tumult-core") != fake.parent.parent
     monkeypatch.setenv(taa.ENVIRONMENT_VARIABLE, "")
-    assert taa.tumult_analytics_python() is None  # set: no fallback to the folder
+    assert taa.tumult_analytics_python() is None  # set: no fallback to the environment
 
 
 def test_building_without_the_environment_is_one_sentence(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv(taa.ENVIRONMENT_VARIABLE, str(tmp_path / "nowhere"))
-    with pytest.raises(InvalidParameterError, match="make tumult-analytics"):
+    with pytest.raises(InvalidParameterError, match="dpaudit env create tumult-analytics"):
         taa.tumult_analytics_count()
 
 
