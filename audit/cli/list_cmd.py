@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from dpaudit.audit.cli.common import add_json
+
+UNWRAPPED = 1000
+"""Characters a line of the table may take when stdout is not a terminal (a pipe, a file): every column at its
+full width, as a reader of the file or a `grep` wants it, where a terminal's width would cut them."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -34,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     for r in rows:
         kind = {True: "buggy", False: "correct", None: "?"}[r["buggy"]]
         table.add_row(r["name"], f"({r['epsilon']:g}, {r['delta']:g})", r["relation"], kind, r["description"])
-    Console().print(table)
+    Console(width=None if sys.stdout.isatty() else UNWRAPPED).print(table)
     return 0
 
 

@@ -40,12 +40,15 @@ class LowerBound:
     test: str | None = None
 
     def meaning(self) -> str:
-        """Return the one-sentence statement of what this bound certifies."""
-        eps = f"{self.epsilon:.4g}"
-        text = (
-            f"With confidence {self.confidence:.4g}, the mechanism is not "
-            f"(ε', {self.delta:g})-DP for any ε' < {eps}"
-        )
+        """Return the one-sentence statement of what this bound certifies (at ε = 0: that nothing was certified)."""
+        if not self.epsilon > 0:
+            text = (f"Nothing was certified: at confidence {self.confidence:.4g} the evidence rules out no "
+                    f"(ε', {self.delta:g})-DP claim")
+        else:
+            text = (
+                f"With confidence {self.confidence:.4g}, the mechanism is not "
+                f"(ε', {self.delta:g})-DP for any ε' < {self.epsilon:.4g}"
+            )
         if self.assumption:
             text += f", assuming {self.assumption}"
         return text + "."

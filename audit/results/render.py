@@ -7,9 +7,20 @@ import math
 from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
+    from dpaudit.audit.theory.upper_bound import UpperBound
     from rich.table import Table
 
-__all__ = ["fmt", "key_value_table", "plain_text"]
+__all__ = ["NO_THEORY", "fact_name", "fmt", "guesses_text", "key_value_table", "plain_text", "upper_bound_text"]
+
+NO_THEORY = ("claim", "unknown")
+"""Methods of an upper bound that theory did not give: the claim itself (a black box), or ∞ (an unknown event).
+Beside them a lower bound has no tightness, and the table says that no upper bound is known."""
+
+FACT_NAMES = {
+    "canary_magnitudes": "canary magnitudes (the scale of each crafted canary, chosen on runs outside the game "
+                         "so that its gradient reaches the clip norm)",
+}
+"""How the table names an attack's facts that their key alone does not explain."""
 
 
 def key_value_table(title: str, rows: Sequence[tuple[str, str]], caption: str) -> Table:
@@ -45,3 +56,27 @@ def fmt(x: float | None, *, decimals: int | None = None) -> str:
     if decimals is None or (0 < abs(x) < 1e-3):
         return f"{x:.4g}"
     return f"{x:.{decimals}f}"
+
+
+def upper_bound_text(upper: UpperBound | None, *, at_delta: bool = True) -> str:
+    """Return the upper bound's cell: ε at δ [method], or that none is known when theory gave only the claim or ∞."""
+    if upper is None:
+        return "n/a"
+    if upper.method in NO_THEORY:
+        return "none known (a black box: only its claim)" if upper.method == "claim" else "none known (no theory for its event)"
+    where = f" at δ = {upper.delta:g}" if at_delta else ""
+    return f"ε = {fmt(upper.epsilon)}{where} [{upper.method}]"
+
+
+def fact_name(key: str) -> str:
+    """Return the table's name of an attack's fact `key` (its words, with what it means where the words do not say)."""
+    return FACT_NAMES.get(key, key.replace("_", " "))
+
+
+def guesses_text(canaries: int, guesses: int, correct: int, epsilon: float) -> str:
+    """Return the cell of canaries, guesses and correct ones; where a positive bound comes from guesses barely
+    better than a coin overall, it says that the bound reads the extreme scores (the tail), where the leak is."""
+    text = f"{canaries:,} / {guesses:,} / {correct:,}"
+    if epsilon > 0 and guesses and correct < 0.75 * guesses:
+        text += " (the bound reads the extreme scores, where the leak shows; this count is over every guess)"
+    return text

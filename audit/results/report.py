@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from dpaudit.audit.results.pages import figure_png, html_page, markdown_page, write_page
 from dpaudit.audit.results.plots import plot_privacy_region, result_box
+from dpaudit.audit.results.render import upper_bound_text
 from dpaudit.audit.results.result import AuditResult, Result
 from dpaudit.audit.results.score_report import write_score_report
 
@@ -37,7 +38,7 @@ def _summary_rows(result: AuditResult) -> list[tuple[str, str]]:
         ("mechanism", result.mechanism),
         ("parameters", ", ".join(f"{k} = {v}" for k, v in result.params.items()) or "none"),
         ("claim", claim.describe()),
-        ("upper bound (theory)", f"ε = {_num(upper.epsilon)} at δ = {upper.delta:g} [{upper.method}]"),
+        ("upper bound (theory)", upper_bound_text(upper)),
         ("lower bound (certified)", f"ε = {lower.epsilon:.4f} at δ = {lower.delta:g}, confidence {lower.confidence:g} [{lower.method}]"),
         *[("lower bound under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in result.secondary],
         ("verdict", result.verdict),

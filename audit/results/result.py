@@ -11,7 +11,7 @@ from dpaudit.audit.estimators.lower_bound import LowerBound, jsonable
 from dpaudit.audit.estimators.projected_runs import withheld_reason
 from dpaudit.audit.results.phases import Phases
 from dpaudit.audit.results.provenance import Recertified, Selection
-from dpaudit.audit.results.render import fmt, key_value_table, plain_text
+from dpaudit.audit.results.render import NO_THEORY, fact_name, fmt, guesses_text, key_value_table, plain_text, upper_bound_text
 from dpaudit.audit.theory.upper_bound import UpperBound
 from dpaudit.mechanisms.base import Claim
 
@@ -76,9 +76,11 @@ class Result:
 
     @property
     def tightness(self) -> float | None:
-        """Return lower/upper bound, or None when the upper bound is unknown, infinite or 0."""
-        upper = None if self.upper_bound is None else self.upper_bound.epsilon
-        if upper is None or not math.isfinite(upper) or upper <= 0:
+        """Return lower/upper bound, or None when the upper bound is unknown, infinite or 0, or only the claim (`NO_THEORY`)."""
+        if self.upper_bound is None or self.upper_bound.method in NO_THEORY:
+            return None
+        upper = self.upper_bound.epsilon
+        if not math.isfinite(upper) or upper <= 0:
             return None
         return self.lower_bound.epsilon / upper
 
@@ -183,7 +185,7 @@ class AuditResult(Result):
         held = lb.trials if phases is None else phases.held_out
         return [
             ("claim", self.claim.describe()),
-            ("upper bound (theory)", f"ε = {fmt(ub.epsilon)} at δ = {ub.delta:g} [{ub.method}]"),
+            ("upper bound (theory)", upper_bound_text(ub)),
             ("lower bound (certified)", f"ε = {lb.epsilon:.4f} at confidence {lb.confidence:g} [{method}]"),
             *[("  under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in self.secondary],
             ("test", self.test),
@@ -297,12 +299,11 @@ class MembershipResult(Result):
         lb = self.lower_bound
         return [
             ("claim", self.claim.describe() if self.claim else "none given"),
-            ("upper bound (theory)", f"ε = {fmt(self.upper_bound.epsilon)} [{self.upper_bound.method}]"
-             if self.upper_bound else "n/a"),
+            ("upper bound (theory)", upper_bound_text(self.upper_bound, at_delta=False)),
             ("lower bound", f"ε = {lb.epsilon:.4f} at δ = {lb.delta:g}, confidence {lb.confidence:g}"),
             ("estimator", self.estimator),
             ("assumption", self.assumption or "none"),
-            ("canaries / guesses / correct", f"{self.canaries:,} / {self.guesses:,} / {self.correct:,}"),
+            ("canaries / guesses / correct", guesses_text(self.canaries, self.guesses, self.correct, lb.epsilon)),
             ("scorer", self.scorer),
             *_attack_rows(self.attack),
             *self._beside_rows(),
@@ -341,7 +342,7 @@ def _attack_rows(attack: Mapping[str, Any]) -> list[tuple[str, str]]:
     """Return the table rows of an attack's facts: one per fact, and one per item of a list of records (e.g. each screened arm)."""
     rows = []
     for key, value in attack.items():
-        name = key.replace("_", " ")
+        name = fact_name(key)
         if isinstance(value, list) and value and all(isinstance(item, Mapping) for item in value):
             rows += [(f"{name} {i + 1}", "; ".join(f"{k.replace('_', ' ')} {_text(v)}" for k, v in item.items()))
                      for i, item in enumerate(value)]
