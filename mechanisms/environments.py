@@ -282,32 +282,55 @@ def _install(environment: Environment, folder: Path) -> str:
     """Create the virtual environment `folder` and install the packages of `environment` in it; return the installer used."""
     uv = uv_executable()
     python = str(_interpreter(folder))
-    if uv is not None:
-        _step(environment, f"creating its Python {environment.python} environment",
-              [uv, "venv", "--quiet", "--python", environment.python, str(folder)])
+    installed = installed_python(environment.python)
+    creating = f"creating its Python {environment.python} environment"
+    if uv is not None:  # an installed interpreter of that version first, else uv finds or fetches one
+        fetched = "" if installed else f"no Python {environment.python} is installed here, so uv fetches one"
+        _step(environment, creating, [uv, "venv", "--quiet", "--python", installed or environment.python, str(folder)], context=fetched)
         _step(environment, "installing its packages", [uv, "pip", "install", "--python", python, *environment.packages])
         return "uv"
-    _step(environment, f"creating its Python {environment.python} environment", [_base_python(environment), "-m", "venv", str(folder)])
+    if installed is None:
+        raise EnvironmentBuildError(
+            f"The environment '{environment.name}' needs Python {environment.python}, which is not installed here, "
+            "and uv, which would fetch it, is not either (pip install 'dpaudit[libraries]')."
+        )
+    _step(environment, creating, [installed, "-m", "venv", str(folder)])
     _step(environment, "installing its packages",
           [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *environment.packages])
     return "pip"
 
 
-def _base_python(environment: Environment) -> str:
-    """Return an installed interpreter of the environment's Python version (for venv, where uv is missing)."""
-    if f"{sys.version_info.major}.{sys.version_info.minor}" == environment.python:
+def installed_python(version: str) -> str | None:
+    """Return the path of an installed interpreter of Python `version` ("3.11"), or None.
+
+    This one when it is that version; else `python<version>` on the PATH, or in pyenv's versions (which its
+    shims run only when selected), resolved to the interpreter it runs, when it reports that version.
+    """
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
         return sys.executable
-    found = shutil.which(f"python{environment.python}")
-    if found is None:
-        raise EnvironmentBuildError(
-            f"The environment '{environment.name}' needs Python {environment.python}, which is not installed here, "
-            "and uv, which would fetch it, is not either (pip install 'dpaudit[libraries]')."
-        )
-    return found
+    pyenv = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv") / "versions"
+    candidates = [shutil.which(f"python{version}"), *sorted(map(str, pyenv.glob(f"{version}.*/bin/python{version}")), reverse=True)]
+    return next((found for found in map(_reports, candidates, [version] * len(candidates)) if found), None)
 
 
-def _step(environment: Environment, step: str, argv: list[str]) -> None:
-    """Run one step of a build; raise EnvironmentBuildError with the step and the program's last line when it fails."""
+def _reports(program: str | None, version: str) -> str | None:
+    """Return the interpreter that `program` runs when it runs Python `version`, else None."""
+    if program is None:
+        return None
+    probe = "import sys; print('%d.%d' % sys.version_info[:2]); print(sys.executable)"
+    try:
+        done = subprocess.run([program, "-c", probe], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = done.stdout.splitlines()
+    return lines[1] if done.returncode == 0 and len(lines) == 2 and lines[0] == version else None
+
+
+def _step(environment: Environment, step: str, argv: list[str], *, context: str = "") -> None:
+    """Run one step of a build; raise EnvironmentBuildError with the step and the program's last line when it fails.
+
+    `context`, when given, comes before that line (what the step was doing that the line may not say).
+    """
     try:
         done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL,
                               env={**os.environ, "NO_COLOR": "1", "COLUMNS": "1000"})  # uv's messages unwrapped
@@ -315,7 +338,8 @@ def _step(environment: Environment, step: str, argv: list[str]) -> None:
         raise EnvironmentBuildError(f"The environment '{environment.name}' could not be built: {step} failed ({exc}).") from None
     if done.returncode != 0:
         raise EnvironmentBuildError(
-            f"The environment '{environment.name}' could not be built: {step} failed ({_last_line(done.stderr + done.stdout)})."
+            f"The environment '{environment.name}' could not be built: {step} failed "
+            f"({context + ': ' if context else ''}{_last_line(done.stderr + done.stdout)})."
         )
 
 

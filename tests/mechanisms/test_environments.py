@@ -229,3 +229,9 @@ def test_with_uv_a_pin_that_does_not_exist_is_one_sentence_and_leaves_nothing(re
     assert str(exc.value).startswith("The environment 'tiny' could not be built: installing its packages failed (")
     assert "numpy==99.1" in str(exc.value) and "\n" not in str(exc.value)
     assert built_folders(tmp_path / "cache") == []
+
+
+def test_an_installed_python_is_found_by_its_version_and_an_absent_one_is_none():
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert envs.installed_python(here) == sys.executable
+    assert envs.installed_python("3.99") is None
