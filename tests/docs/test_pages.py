@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from documented import COMMAND_LIKE, ROOT, blocks, is_console, pages
 
-SUBCOMMANDS = ["list", "audit", "suite", "canary", "one-run", "trace", "dpsgd", "experiment"]
+SUBCOMMANDS = ["list", "audit", "suite", "canary", "one-run", "trace", "dpsgd", "experiment", "env"]
 BOUNDS = ["compose", "gaussian", "calibrate-gaussian", "subsample", "shuffle", "group", "convert"]
 
 
