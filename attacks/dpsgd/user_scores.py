@@ -32,7 +32,7 @@ import numpy as np
 from dpaudit.attacks.dpsgd.canaries import DPSGDCanaries
 from dpaudit.attacks.dpsgd.numeric_gradients import loss_gradients
 from dpaudit.attacks.dpsgd.scores import likelihood_ratio_sum
-from dpaudit.attacks.dpsgd.user_data_gradients import user_data_moments
+from dpaudit.attacks.dpsgd.user_data_gradients import SAMPLED_ROWS, user_data_moments
 from dpaudit.errors import MechanismError
 from dpaudit.mechanisms.dpsgd.data import TrainingData
 from dpaudit.mechanisms.dpsgd.step_settings import StepSettings
@@ -44,7 +44,8 @@ TINY = 1e-12
 
 
 def user_white_box_scores(iterates: np.ndarray, canaries: DPSGDCanaries, *, losses: Callable[..., np.ndarray],
-                          settings: StepSettings | None, rows: int, data: TrainingData | None = None) -> np.ndarray:
+                          settings: StepSettings | None, rows: int, data: TrainingData | None = None,
+                          sample: int | None = SAMPLED_ROWS) -> np.ndarray:
     """Return each canary's white-box score from the iterates θ₀ … θ_T ((T + 1, P)) of a user's training run.
 
     Inputs: the run's release (its iterates) and what was fixed before the
@@ -53,7 +54,8 @@ def user_white_box_scores(iterates: np.ndarray, canaries: DPSGDCanaries, *, loss
     (n in B = q·n when no batch size is stated), and with settings stated
     the `data` the audit trains on (without the canaries): an input
     canary's projections are then taken net of the data's predicted part and
-    their scale widened by its sampling variance (`user_data_gradients`).
+    their scale widened by its sampling variance (`user_data_gradients`,
+    read on a fixed `sample` of the data's rows drawn before the game; None: all).
     Nothing that depends on which canaries joined the run.
     """
     if len(iterates) < 2:
@@ -67,7 +69,8 @@ def user_white_box_scores(iterates: np.ndarray, canaries: DPSGDCanaries, *, loss
     sums = projections * settings.sum_scale(rows)
     if data is not None and data.rows and directions is not None:
         mean, variance = user_data_moments(iterates[:-1], directions[1], directions[0], losses=losses, data=data,
-                                           clip_norm=settings.clip_norm, sample_rate=settings.sample_rate)
+                                           clip_norm=settings.clip_norm, sample_rate=settings.sample_rate,
+                                           sample=sample)
         sums, scale = sums - mean, np.sqrt(scale**2 + variance)
     return likelihood_ratio_sum(sums / scale, np.minimum(norms, settings.clip_norm) / scale, settings.sample_rate)
 
