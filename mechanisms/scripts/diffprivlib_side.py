@@ -79,6 +79,14 @@ def _parameters(fn):
     return inspect.signature(fn).parameters
 
 
+def _rows(data):
+    """Return the request's rows (floats) with NaN where its `missing` mask says (JSON carries no NaN)."""
+    rows = np.array(data["rows"], dtype=float)
+    if "missing" in data:
+        rows[np.asarray(data["missing"]).reshape(rows.shape) != 0] = np.nan
+    return rows
+
+
 def _as_bounds(value):
     """Return diffprivlib's `bounds=(lower, upper)` from a JSON pair (lists become arrays, one per feature)."""
     if value is None:
@@ -104,7 +112,7 @@ def _mechanism_object(name, params, rs):
 def mechanism(data, size, seed):
     """Return `size` draws of `spec["name"](**spec["params"]).randomise(answer)` (Exponential: randomise() on the rows as utilities)."""
     spec = _spec(data)
-    rows = np.asarray(data["rows"], dtype=float).ravel()
+    rows = _rows(data).ravel()
     rs = np.random.RandomState(seed)
     name, params = spec["name"], dict(spec["params"])
     if name == "Exponential":
@@ -136,7 +144,7 @@ def _tool_once(name, rows, params, rs):
 def tool(data, size, seed):
     """Return `size` outputs of `diffprivlib.tools.NAME(rows, **params)` (histograms: their counts)."""
     spec = _spec(data)
-    rows = np.asarray(data["rows"], dtype=float)
+    rows = _rows(data)
     rs = np.random.RandomState(seed)
     params = dict(spec["params"])
     if "bounds" in params:
@@ -165,7 +173,8 @@ def _release(name, fitted, n_features, n_classes):
 
     LinearRegression: coef_, intercept_. LogisticRegression: the number of
     classes_ it found, then coef_ and intercept_, padded with zeros to the
-    declared classes. GaussianNB: theta_, var_, class_count_. KMeans:
+    declared classes. GaussianNB: the number of classes_, then theta_, var_,
+    class_count_, padded likewise. KMeans:
     cluster_centers_. PCA: components_ and explained_variance_.
     StandardScaler: mean_, var_. RandomForestClassifier: its predictions
     on the corners of the feature box (a forest has no coefficients).
@@ -177,7 +186,9 @@ def _release(name, fitted, n_features, n_classes):
         return np.concatenate([[len(fitted.classes_)], _padded(fitted.coef_, n_classes * n_features),
                                _padded(fitted.intercept_, length - n_classes * n_features)])
     if name == "GaussianNB":
-        return np.concatenate([np.ravel(fitted.theta_), np.ravel(fitted.var_), np.ravel(fitted.class_count_)])
+        per_class = n_classes * n_features
+        return np.concatenate([[len(fitted.classes_)], _padded(fitted.theta_, per_class), _padded(fitted.var_, per_class),
+                               _padded(fitted.class_count_, n_classes)])
     if name == "KMeans":
         return np.ravel(fitted.cluster_centers_)
     if name == "PCA":
@@ -213,7 +224,7 @@ def _model_once(name, x, y, params, rs, n_classes):
 def model(data, size, seed):
     """Return `size` releases of `Model(**params).fit(X, y)`: rows are features then the label (or target)."""
     spec = _spec(data)
-    rows = np.asarray(data["rows"], dtype=float)
+    rows = _rows(data)
     rows = rows.reshape(rows.shape[0], -1) if rows.ndim != 2 else rows
     x, y = (rows[:, :-1], rows[:, -1]) if spec.get("supervised", True) else (rows, None)
     if spec.get("labels"):

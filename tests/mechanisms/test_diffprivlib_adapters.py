@@ -88,6 +88,6 @@ def test_nanmean_with_a_record_replaced_by_nan_is_certified(built):
 
 
 @pytest.mark.libraries
-def test_logistic_regression_label_set_is_certified(built):
-    result = audit_mechanism(built("diffprivlib_logistic_regression"), trials=60, seed=0)
+def test_linear_regression_without_intercept_is_certified(built):
+    result = audit_mechanism(built("diffprivlib_linear_regression_no_intercept"), trials=200, seed=0)
     assert result.verdict == "violation"
