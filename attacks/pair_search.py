@@ -4,7 +4,11 @@ Candidates: the patterns of StatDP (Ding, Wang, Wang, Zhang, Kifer, CCS 2018,
 §5.1) as modified by DP-Sniper (Bichsel et al., IEEE S&P 2021) — one above,
 one below, one above rest below, one below rest above, half-half, all above,
 all below, x shape, each also swapped — a sweep of half-half splits, and random pairs from a user-declared
-`InputSpace`. Each candidate gets a cheap audit: a test is chosen on one half
+`InputSpace`; or, for the hunt (`hunt_pair`), the default pair and the
+neighbours a bug hunter would try (`dpaudit.attacks.neighbour_candidates`:
+records at and beyond bounds, NaN and ±inf, huge and tiny numbers, unseen
+categories, empty and one-record datasets, floating-point rounding
+datasets). Each candidate gets a cheap audit: a test is chosen on one half
 of its samples and the caller's objective (a conservative projection of the
 certified bound) is computed on the other half; the largest wins.
 
@@ -26,13 +30,15 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 from dpaudit.attacks.distinguish import Objective, select_test
-from dpaudit.errors import InvalidParameterError
-from dpaudit.mechanisms.base import Mechanism, not_neighbours
-from dpaudit.mechanisms.datasets import records_of_pair
+from dpaudit.attacks.neighbour_candidates import CandidatePair, candidate_pairs, neighbouring
+from dpaudit.errors import InvalidParameterError, MechanismError
+from dpaudit.mechanisms.base import Mechanism
 
-__all__ = ["InputSpace", "Pair", "search_pair", "split_patterns", "statdp_patterns"]
+__all__ = ["HUNT", "InputSpace", "Pair", "hunt_pair", "search_pair", "split_patterns", "statdp_patterns"]
 
 SEARCH_KEY = 0x5EA4C4
+HUNT = "hunt"
+"""`audit_mechanism(..., search=HUNT)` and `dpaudit audit --hunt`: the pair search among bug-hunter neighbours."""
 Pair = tuple[np.ndarray, np.ndarray]
 
 
@@ -128,20 +134,8 @@ def _pair_score(mech: Mechanism, pair: Pair, size: int, rng: np.random.Generator
     return float(objective(np.array([fp]), size - half, np.array([fn]), size - half)[0])
 
 
-def _neighbours(mech: Mechanism, d0: Any, d1: Any) -> bool:
-    """Return True for neighbours: by the mechanism's own check, else under its claim's relation (`not_neighbours`).
-
-    Tables are compared by column name (`records_of_pair`); datasets that cannot be compared are not neighbours.
-    """
-    try:
-        a, b = records_of_pair(d0, d1)
-    except ValueError:
-        return False
-    return a.shape[1:] == b.shape[1:] and not_neighbours(mech, a, b) is None
-
-
 def _valid(mech: Mechanism, candidates: Iterable[tuple[str, Pair]]) -> list[tuple[str, Pair]]:
-    return [(name, pair) for name, pair in candidates if _neighbours(mech, *pair)]
+    return [(name, pair) for name, pair in candidates if neighbouring(mech, *pair)]
 
 
 def search_pair(
@@ -174,3 +168,40 @@ def search_pair(
     size = max(budget // len(pool), 200)
     scores = [_pair_score(mech, pair, size, rng, objective) for _, pair in pool]
     return pool[int(np.argmax(scores))][1]
+
+
+def hunt_pair(mech: Mechanism, *, objective: Objective, budget: int, seed: int, base: Any = None,
+              kinds: Iterable[str] | None = None) -> tuple[CandidatePair, int]:
+    """Return the pair a cheap audit scores best among the default pair and the bug-hunter neighbours, and how many were tried.
+
+    The candidates (`candidate_pairs(mech, base=, kinds=)`, each a
+    neighbouring pair for `mech`, after the default pair as kind "default")
+    are a function of the mechanism's declaration alone; each is scored as
+    in `search_pair`, on `budget` outputs per dataset split over them, from
+    SeedSequence([seed, SEARCH_KEY]). A candidate on which the mechanism
+    raises is dropped (when it raises on all, its first error is raised). The final audit of the returned pair draws from
+    SeedSequence(seed), so its bound needs no correction for the choice
+    (module docstring).
+
+    Raises:
+        InvalidParameterError: when no candidate is a neighbouring pair.
+        MechanismError: when the mechanism raises on every candidate.
+    """
+    rng = np.random.default_rng(np.random.SeedSequence([seed, SEARCH_KEY]))
+    pool = [CandidatePair("default", *mech.default_pair, "the mechanism's default pair")] \
+        if mech.default_pair is not None and neighbouring(mech, *mech.default_pair) else []
+    pool += candidate_pairs(mech, base=base, rng=rng, kinds=kinds)
+    if not pool:
+        raise InvalidParameterError(f"No generated candidate is a neighbouring pair for '{mech.name}'.")
+    size = max(budget // len(pool), 200)
+    scores, raised = [], []
+    with np.errstate(all="ignore"):  # the mechanism's warnings on NaN, ±inf and huge records are its own affair
+        for candidate in pool:
+            try:
+                scores.append(_pair_score(mech, (candidate.d0, candidate.d1), size, rng, objective))
+            except MechanismError as exc:
+                scores.append(-np.inf)
+                raised.append(exc)
+    if len(raised) == len(pool):
+        raise raised[0]
+    return pool[int(np.argmax(scores))], len(pool)

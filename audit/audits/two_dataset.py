@@ -19,7 +19,7 @@ from dpaudit.attacks.distinguish import Objective
 from dpaudit.attacks.games import TwoDataset
 from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.attacks.output_histogram import OutputHistogram
-from dpaudit.attacks.pair_search import InputSpace, search_pair
+from dpaudit.attacks.pair_search import HUNT, InputSpace, hunt_pair, search_pair
 from dpaudit.attacks.selection_budget import split_budget
 from dpaudit.audit.audits.advice import trials_for_violation
 from dpaudit.audit.audits.auto_trials import AUTO, FIRST_ROUND, AutoBudget, audit_in_rounds, first_round
@@ -62,13 +62,18 @@ def theory_upper_bound(mech: Mechanism, delta: float) -> UpperBound:
     return UpperBound(claim_epsilon(mech.claim.epsilon, mech.claim.delta, delta), delta, "claim")
 
 
-def _resolve_pair(mech: Mechanism, d0: Any, d1: Any, search: bool | InputSpace, *, objective: Objective, budget: int,
-                  seed: int) -> tuple[Any, Any]:
+def _resolve_pair(mech: Mechanism, d0: Any, d1: Any, search: bool | InputSpace | str, *, objective: Objective,
+                  budget: int, seed: int) -> tuple[Any, Any, dict[str, Any]]:
+    """Return the checked pair: the one given, the one a search chose, or the default; and what the search reports."""
     given = d0 is not None or d1 is not None
     if given and search:
         raise InvalidParameterError("Pass d0 and d1, or ask for a pair search, not both.")
+    found: dict[str, Any] = {}
     if d0 is None and d1 is None:
-        if search:
+        if search == HUNT:
+            chosen, tried = hunt_pair(mech, objective=objective, budget=budget, seed=seed)
+            d0, d1, found = chosen.d0, chosen.d1, {"kind": chosen.kind, "note": chosen.note, "candidates": tried}
+        elif search:
             space = search if isinstance(search, InputSpace) else None
             d0, d1 = search_pair(mech, objective=objective, budget=budget, seed=seed, space=space)
         elif mech.default_pair is None:
@@ -80,7 +85,16 @@ def _resolve_pair(mech: Mechanism, d0: Any, d1: Any, search: bool | InputSpace, 
             d0, d1 = mech.default_pair
     elif d0 is None or d1 is None:
         raise InvalidParameterError("Pass both d0 and d1, or neither to use the mechanism's default pair.")
-    return check_pair(mech, d0, d1)
+    return (*check_pair(mech, d0, d1), found)
+
+
+def _check_search(search: Any) -> bool | InputSpace | str:
+    """Return `search` when it is False, True, an `InputSpace` or "hunt"; else raise the one sentence."""
+    if isinstance(search, (bool, InputSpace)) or (isinstance(search, str) and search == HUNT):
+        return search
+    raise InvalidParameterError(
+        f"The 'search' parameter of audit_mechanism must be True, False, an InputSpace or {HUNT!r}; got {search!r:.40} instead."
+    )
 
 
 def _bound(bound: Bound | None, confidence: float, delta: float | None, interval: str) -> Bound:
@@ -122,7 +136,7 @@ def audit_mechanism(
     progress: Callable[[int], None] | None = None,
     workers: int | None = None,
     scheduler: str | None = None,
-    search: bool | InputSpace = False,
+    search: bool | InputSpace | str = False,
     interval: str = "two-rates",
     budget: AutoBudget | None = None,
     bound: Bound | None = None,
@@ -156,7 +170,13 @@ def audit_mechanism(
     With `search` (True, or an `InputSpace` to draw random pairs from) and
     no d0/d1, the pair is chosen first among StatDP's patterns and random
     pairs on `trials // 2` further outputs per dataset from a separate seed
-    stream, so the final bound needs no correction.
+    stream, so the final bound needs no correction. `search="hunt"` chooses
+    the same way among the default pair and the neighbours a bug hunter
+    would try (`dpaudit.attacks.neighbour_candidates`: records at and beyond
+    bounds, NaN and ±inf, huge and tiny numbers, unseen categories, empty
+    and one-record datasets, floating-point rounding datasets), each a
+    neighbouring pair for the mechanism; `result.phases.pair_search` names
+    the kind chosen.
 
     Args:
         mechanism: the `Mechanism` to audit (its claim and relation decide the verdict).
@@ -164,7 +184,7 @@ def audit_mechanism(
         trials: outputs per dataset, or "auto" for rounds that stop at a verdict or `budget`.
         seed, confidence, delta, interval: of the audit (or `bound=Bound(confidence=, delta=, strategy=)`).
         progress, workers, scheduler: where it runs (or `execution=Execution(...)`).
-        search, budget: pair search; the auto budget.
+        search, budget: pair search (True, an InputSpace, or "hunt"); the auto budget.
 
     Returns:
         An `AuditResult`: claim, theory upper bound, certified lower bound, verdict, the evidence.
@@ -185,7 +205,7 @@ def audit_mechanism(
         return audit.once(trials, audit.seed, time.perf_counter(), global_streams(), bar)
 
 
-def _prepare(mechanism: Mechanism, d0: Any, d1: Any, *, trials: int | str, seed: int, search: bool | InputSpace,
+def _prepare(mechanism: Mechanism, d0: Any, d1: Any, *, trials: int | str, seed: int, search: bool | InputSpace | str,
              bound: Bound, execution: Execution) -> tuple[_Audit, int, bool]:
     """Return the checked audit (its pair resolved, searched first when asked), its trials, and whether they are "auto"."""
     if not isinstance(mechanism, Mechanism):
@@ -193,14 +213,15 @@ def _prepare(mechanism: Mechanism, d0: Any, d1: Any, *, trials: int | str, seed:
             f"audit_mechanism needs a Mechanism; got {type(mechanism).__name__} (wrap a function with dpaudit.mechanisms.blackbox)."
         )
     seed = check_int(seed, "seed", "audit_mechanism", low=0)
+    search = _check_search(search)
     auto = trials == AUTO
     trials = FIRST_ROUND if auto else check_int(trials, "trials", "audit_mechanism", low=MIN_TRIALS)
     at = bound.delta_for(mechanism.claim.delta)
     bound.estimator_for(TwoDataset(trials), at, OutputHistogram if isinstance(bound.interval(), Bands) else HeldOutCounts)
     held = FIRST_ROUND if auto else split_budget(trials)[1]
     objective = projected_bound(held, at, 1.0 - bound.confidence, interval=bound.interval().name)
-    d0, d1 = _resolve_pair(mechanism, d0, d1, search, objective=objective, budget=trials // 2, seed=seed)
-    searched = {"trials": trials // 2, "d0": d0, "d1": d1} if search else None
+    d0, d1, found = _resolve_pair(mechanism, d0, d1, search, objective=objective, budget=trials // 2, seed=seed)
+    searched = {"trials": trials // 2, "d0": d0, "d1": d1, **found} if search else None
     return _Audit(mechanism, d0, d1, bound, at, execution, searched, seed), trials, auto
 
 

@@ -52,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
                                     "they would do nothing: pass --trials auto, or drop them.")
     budget = AutoBudget(**{key: value for key, value in given.items() if value is not None})
     execution = Execution(workers=args.workers, scheduler=args.scheduler, progress=progress_wanted(args))
+    if args.hunt and args.search:
+        raise InvalidParameterError("--search and --hunt are two pair searches: pass one of them.")
     limit = Limit(args.timeout)
     if args.timeout is not None:
         _load_audit_libraries()
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         with time_limit(limit), user_output_to_stderr():
             result = audit_mechanism(
                 mech, args.d0, args.d1, trials=args.trials, seed=args.seed, confidence=args.confidence,
-                search=args.search, interval=args.interval, budget=budget, execution=execution,
+                search="hunt" if args.hunt else args.search, interval=args.interval, budget=budget, execution=execution,
             )
     except Interrupted as stop:
         return _stopped_early(stop, limit, mech.name, args.json)
@@ -134,6 +136,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_execution_arguments(parser)
     parser.add_argument("--search", action="store_true",
                         help="search the neighbouring pair among StatDP's patterns (extra trials, separate seed stream)")
+    parser.add_argument("--hunt", action="store_true",
+                        help="search the pair among the neighbours a bug hunter would try, generated from the declared"
+                             " records: bounds, NaN/inf, huge and tiny numbers, unseen categories, empty datasets,"
+                             " float rounding (extra trials, separate seed stream)")
     parser.add_argument("--interval", choices=INTERVALS, metavar="KIND", default="two-rates",
                         help="two-rates (default, conservative), ratio (pure ε only: one exact interval on the ratio"
                              " of Poisson counts, about a third of the samples for the same bound) or bands (scalar"

@@ -219,7 +219,7 @@ def two_dataset_entry() -> Entry:
         "output": OUTPUT_KINDS,
         "interval": tuple(INTERVALS),
         "trials": ("fixed", "auto"),
-        "search": (False, True),
+        "search": (False, True, "hunt"),
         "claim_delta": (0.0, 1e-5),
         "delta": (None, 1e-3),
         "workers": (None, 2),
