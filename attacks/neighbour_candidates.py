@@ -13,7 +13,7 @@ that break implementations rather than proofs:
 - "magnitude": huge (the largest double, 2⁶² for integers, 2⁵³ + 1) and
   tiny (the smallest subnormal, the smallest normal, −0.0) numbers;
 - "new-category": a category, label or text no record of the base has;
-- "small": the empty and one-record datasets, and a record removed;
+- "small": the empty and one-record datasets, and a record (drawn) removed;
 - "rounding": the floating-point datasets of Casacuberta, Shoemate,
   Vadhan and Wagaman ("Widespread underestimation of sensitivity in
   differentially private libraries and how to fix it", CCS 2022): many
@@ -108,9 +108,9 @@ def candidate_pairs(mech: Mechanism, *, base: Any = None, rng: np.random.Generat
 
     `base` is the dataset the records are inserted into or replace (default:
     the smaller dataset of the default pair, else `BASE_RECORDS` records
-    inside the declared domain). `rng` is accepted for generators that draw
-    (today none does: the candidates are a function of the declaration), so
-    they never depend on the mechanism's outputs. Sound as a source of
+    inside the declared domain). `rng` draws which base record is removed
+    ("small"); nothing else is drawn, and nothing reads the mechanism's
+    outputs, so the candidates are fixed before any game. Sound as a source of
     candidates whatever it proposes: every pair returned passes
     `not_neighbours`, the check the audit itself applies.
 
@@ -124,7 +124,7 @@ def candidate_pairs(mech: Mechanism, *, base: Any = None, rng: np.random.Generat
     setting = _setting(mech, base)
     found = []
     for kind in wanted:
-        found += _small_pairs(setting) if kind == "small" else _rounding_pairs(setting) if kind == "rounding" else \
+        found += _small_pairs(setting, rng) if kind == "small" else _rounding_pairs(setting) if kind == "rounding" else \
             _record_pairs(setting, kind)
     return [c for c in found if neighbouring(mech, c.d0, c.d1)]
 
@@ -333,8 +333,8 @@ def _null_row(setting: _Setting, like: np.ndarray) -> np.ndarray:
 # ---- datasets: small ones and rounding
 
 
-def _small_pairs(setting: _Setting) -> list[CandidatePair]:
-    """Return the empty and one-record datasets against a neighbour, and a record removed from the base."""
+def _small_pairs(setting: _Setting, rng: np.random.Generator) -> list[CandidatePair]:
+    """Return the empty and one-record datasets against a neighbour, and a record drawn by `rng` removed from the base."""
     ref, base = setting.reference(), list(setting.rows)
     others = [row for note, row in _records(setting, "bounds") if "at the" in note][:2] or [ref]
     pairs = []
@@ -343,7 +343,8 @@ def _small_pairs(setting: _Setting) -> list[CandidatePair]:
                   ("one record against two", [ref], [ref, ref])]
         pairs += [(f"the empty dataset against the record {_shown(o)}", [], [o]) for o in others]
         if base:
-            pairs.append(("the base with its first record removed", base, base[1:]))
+            gone = int(rng.integers(len(base)))
+            pairs.append((f"the base with its record {gone} removed", base, base[:gone] + base[gone + 1:]))
         if setting.null is not None:
             pairs.append(("one null record against one record", [_null_row(setting, ref)], [ref]))
     else:
