@@ -1,7 +1,8 @@
 """Where a result's bound comes from: the selection it won (`Selection`) and the bound it was first certified under (`Recertified`).
 
 A result that is the winner of a selection made on evidence (the best
-round of `trials="auto"`, the best arm of a ladder of canaries) keeps every
+round of `trials="auto"`, the best of several arms played in the same runs,
+such as a ladder of canaries) keeps every
 candidate the selection compared and the share of β each was paid, so that
 `recertify` can pay for the same selection again under another bound
 instead of certifying the winner alone at all of β (which inflates the
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["ARMS", "ROUNDS", "Recertified", "Selection", "bound_dict"]
 
 ROUNDS = "rounds of trials='auto'"
-ARMS = "canaries of a ladder"
+ARMS = "arms played in the same runs"
 
 
 @dataclasses.dataclass(frozen=True)
