@@ -46,6 +46,8 @@ __all__ = [
     "box_ends",
     "category_canaries",
     "fresh_canary_game",
+    "Mapper",
+    "in_process",
     "membership_game",
     "pair_canary",
     "require_neighbours",
@@ -56,6 +58,9 @@ __all__ = [
 VECTOR, CATEGORY, RECORD = "vector", "category", "record"
 FIRST_CHUNK = 100
 CHUNK_ELEMENTS = 1_000_000
+RUNS_PER_CHUNK = 10_000  # a chunk of a slow mechanism's runs is a unit of work that Dask can spread
+FRESH_GROUP = 100  # runs with fresh canaries played per call of the mapper
+SEED_BOUND = 2**63
 DIRECTIONS = ("members score higher", "members score lower")
 """The two arms of `both_directions`, in its order."""
 
@@ -327,32 +332,54 @@ REMEDY = "declare the records it takes (blackbox(..., records=...)), or play its
 """What a refused canary game suggests."""
 
 
-def _scores_on(mech: Mechanism, data: Any, count: int, canary: Canaries,
-               scorer: CanaryScorer, rng: np.random.Generator) -> np.ndarray:
-    """Return the first canary's scores in `count` outputs on `data`, drawn in chunks of bounded size."""
-    scores, done, chunk = [], 0, FIRST_CHUNK
-    while done < count:
-        size = min(chunk, count - done)
-        outputs = mech.sample(data, size, rng)
-        scores.append(scorer.score(outputs, canary)[:, 0])
-        done += size
-        per_output = max(1, outputs[0].size)
-        chunk = max(FIRST_CHUNK, CHUNK_ELEMENTS // per_output)
-    return np.concatenate(scores) if scores else np.zeros(0)
+Mapper = Callable[[Callable[[int], Any], int], list]
+"""`mapper(play, n)` returns [play(0), ..., play(n − 1)], each value in its index's place, wherever the calls run
+(in process, or on Dask workers: `dpaudit.audit.execution.runs.map_runs`). Every call draws from its own seed,
+fixed before any runs, so the game's outputs do not depend on where or in which order they ran."""
+
+
+def in_process(play: Callable[[int], Any], n: int) -> list:
+    """Return [play(0), ..., play(n − 1)], called here in turn: the default `Mapper`."""
+    return [play(i) for i in range(n)]
+
+
+def _scores_on(mech: Mechanism, data: Any, count: int, canary: Canaries, scorer: CanaryScorer,
+               seed: np.random.SeedSequence, mapper: Mapper) -> np.ndarray:
+    """Return the first canary's scores in `count` outputs on `data`, drawn in chunks of bounded size.
+
+    The first chunk (FIRST_CHUNK outputs, here) gives one output's size; the
+    rest go through `mapper` in chunks of at most CHUNK_ELEMENTS numbers and
+    RUNS_PER_CHUNK outputs. Chunk i draws from child i of `seed`, and the
+    chunks' sizes depend on the count and the output's size only, so the
+    scores are the same whatever runs the chunks.
+    """
+    if count == 0:
+        return np.zeros(0)
+    first = min(FIRST_CHUNK, count)
+    outputs = mech.sample(data, first, np.random.default_rng(seed.spawn(1)[0]))
+    head = scorer.score(outputs, canary)[:, 0]
+    chunk = max(FIRST_CHUNK, min(RUNS_PER_CHUNK, CHUNK_ELEMENTS // max(1, outputs[0].size)))
+    sizes = [min(chunk, count - start) for start in range(first, count, chunk)]
+    seeds = seed.spawn(len(sizes))
+
+    def play(i: int) -> np.ndarray:
+        return scorer.score(mech.sample(data, sizes[i], np.random.default_rng(seeds[i])), canary)[:, 0]
+
+    return np.concatenate([head, *mapper(play, len(sizes))])
 
 
 def membership_game(
     mech: Mechanism, canary: Canaries, *, runs: int, scorer: CanaryScorer, rng: np.random.Generator,
-    remedy: str = REMEDY,
+    remedy: str = REMEDY, mapper: Mapper = in_process,
 ) -> Observations:
     """Return the Observations of R runs, each with `canary` in with probability 1/2 (a fair coin per run).
 
     One canary, so only two datasets, checked to be neighbours for `mech`
     before any run (`require_neighbours`; refused naming `remedy`): the
-    runs with it are drawn in one vectorized batch, the runs without it in
-    another (in chunks of bounded memory). Sound input for the threshold and
-    GDP estimators: the runs are independent (Jagielski, Ullman, Oprea,
-    NeurIPS 2020).
+    runs with it are drawn in vectorized chunks, the runs without it in
+    others (bounded memory; run by `mapper`, each from its own seed). Sound
+    input for the threshold and GDP estimators: the runs are independent
+    (Jagielski, Ullman, Oprea, NeurIPS 2020).
     """
     runs = check_int(runs, "runs", "membership_game", low=2)
     if canary.size != 1:
@@ -362,33 +389,42 @@ def membership_game(
     scores = np.empty(runs)
     for member in (True, False):
         where = truth == member
-        data = canary.dataset([member])
-        scores[where] = _scores_on(mech, data, int(where.sum()), canary, scorer, rng)
+        seed = np.random.SeedSequence(int(rng.integers(SEED_BOUND)))
+        scores[where] = _scores_on(mech, canary.dataset([member]), int(where.sum()), canary, scorer, seed, mapper)
     return Observations(scores=scores, truth=truth)
 
 
 def fresh_canary_game(
     mech: Mechanism, make_canary: Callable[[np.random.Generator], CanarySet], *, runs: int,
-    scorer: CanaryScorer, rng: np.random.Generator, remedy: str = REMEDY,
+    scorer: CanaryScorer, rng: np.random.Generator, remedy: str = REMEDY, mapper: Mapper = in_process,
 ) -> Observations:
-    """Return the Observations of R runs, each with a fresh canary `make_canary(rng)` in with probability 1/2.
+    """Return the Observations of R runs, each with a fresh canary `make_canary(run_rng)` in with probability 1/2.
 
     Every run has its own dataset, so the mechanism is called once per run (a
-    loop over runs: a black box cannot batch different datasets); each
-    run's two datasets are checked to be neighbours for `mech` before it is
-    played (`require_neighbours`). Runs are independent and identically
-    distributed, so the estimators' assumptions hold; the bound is about the
-    canary distribution's average, which DP bounds canary by canary.
+    black box cannot batch different datasets); run r draws its canary and
+    its output from child r of one seed, and `mapper` plays the runs in
+    groups of FRESH_GROUP; each run's two datasets are checked to be
+    neighbours for `mech` before it is played (`require_neighbours`). Runs
+    are independent and identically distributed, so the estimators'
+    assumptions hold; the bound is about the canary distribution's average,
+    which DP bounds canary by canary.
     """
     runs = check_int(runs, "runs", "fresh_canary_game", low=2)
     truth = rng.random(runs) < 0.5
-    scores = np.empty(runs)
-    for run in range(runs):
-        canary = make_canary(rng)
-        require_neighbours(mech, canary, [True], remedy=remedy)
-        output = mech.sample(canary.dataset([truth[run]]), 1, rng)
-        scores[run] = scorer.score(output, canary)[0, 0]
-    return Observations(scores=scores, truth=truth)
+    seeds = np.random.SeedSequence(int(rng.integers(SEED_BOUND))).spawn(runs)
+    starts = range(0, runs, FRESH_GROUP)
+
+    def play(group: int) -> np.ndarray:
+        scores = []
+        for run in range(starts[group], min(starts[group] + FRESH_GROUP, runs)):
+            run_rng = np.random.default_rng(seeds[run])
+            canary = make_canary(run_rng)
+            require_neighbours(mech, canary, [True], remedy=remedy)
+            output = mech.sample(canary.dataset([truth[run]]), 1, run_rng)
+            scores.append(scorer.score(output, canary)[0, 0])
+        return np.array(scores, dtype=float)
+
+    return Observations(scores=np.concatenate(mapper(play, len(starts))), truth=truth)
 
 
 def both_directions(obs: Observations) -> tuple[Observations, Observations]:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from dpaudit.attacks.canary import RECORD, CanarySet, fresh_canary_game, membership_game
+from dpaudit.attacks.canary import RECORD, CanarySet, Mapper, fresh_canary_game, in_process, membership_game
 from dpaudit.attacks.observations import Observations
 from dpaudit.attacks.one_run_game import one_run_game
 from dpaudit.attacks.tracing.data import sample_rows
@@ -79,7 +79,7 @@ def _tracing_slots(biases: np.ndarray, *, rows: int, slots: int, relation: Relat
 
 def tracing_game(
     mech: Mechanism, biases: np.ndarray, *, rows: int, score: TracingScore, rng: np.random.Generator,
-    runs: int | None = None, slots: int | None = None, fresh_data: bool = False,
+    runs: int | None = None, slots: int | None = None, fresh_data: bool = False, mapper: Mapper = in_process,
 ) -> Observations:
     """Return the Observations of a tracing game on `mech` (multi-run with `runs`, one-run with `slots`).
 
@@ -92,6 +92,7 @@ def tracing_game(
         runs: multi-run: the number of releases, each with one slot.
         slots: one-run: the number m of slots in the single release.
         fresh_data: multi-run only: draw all rows again for every run.
+        mapper: what plays the multi-run game's chunks of runs (`dpaudit.attacks.canary.Mapper`; one-run: one release, here).
 
     Raises:
         InvalidParameterError: unless exactly one of `runs` and `slots` is given.
@@ -106,6 +107,6 @@ def tracing_game(
     if fresh_data:
         def make(stream: np.random.Generator) -> CanarySet:
             return _tracing_slots(biases, rows=rows, slots=1, relation=relation, rng=stream)
-        return fresh_canary_game(mech, make, runs=runs, scorer=scorer, rng=rng, remedy=REMEDY)
+        return fresh_canary_game(mech, make, runs=runs, scorer=scorer, rng=rng, remedy=REMEDY, mapper=mapper)
     canary = _tracing_slots(biases, rows=rows, slots=1, relation=relation, rng=rng)
-    return membership_game(mech, canary, runs=runs, scorer=scorer, rng=rng, remedy=REMEDY)
+    return membership_game(mech, canary, runs=runs, scorer=scorer, rng=rng, remedy=REMEDY, mapper=mapper)

@@ -33,7 +33,7 @@ from dpaudit.attacks.one_run_game import one_run_game
 from dpaudit.audit.audits.membership import Played, Subject, run_membership_audit
 from dpaudit.audit.audits.two_dataset import theory_upper_bound
 from dpaudit.audit.estimators.certify import Bound
-from dpaudit.audit.execution.execution import Execution, in_process
+from dpaudit.audit.execution.execution import Execution, in_process, spread
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation, check_pair
@@ -106,7 +106,7 @@ def _record_width(mech: Mechanism, spec: VectorRecords, dim: int | None, at_leas
     return spec.width
 
 
-def _multi_run_observations(mech, mode, runs, scorer, dim, norm, canary_rng, game_rng):
+def _multi_run_observations(mech, mode, runs, scorer, dim, norm, canary_rng, game_rng, mapper):
     if mode == "auto":
         mode = "pair" if mech.records is None else "fixed"
     if mode == "pair":
@@ -114,7 +114,7 @@ def _multi_run_observations(mech, mode, runs, scorer, dim, norm, canary_rng, gam
             raise InvalidParameterError(f"Mechanism '{mech.name}' has no default neighbouring pair to play on.")
         canary = pair_canary(*check_pair(mech, *mech.default_pair))
         chosen = scorer or OutputStatistic("sum")
-        return membership_game(mech, canary, runs=runs, scorer=chosen, rng=game_rng), chosen
+        return membership_game(mech, canary, runs=runs, scorer=chosen, rng=game_rng, mapper=mapper), chosen
     chosen = scorer or InnerProduct()
     if mode == "fixed":
         canary = _canary_design(mech, 1, dim=dim, norm=norm, rng=canary_rng, worst=True)
@@ -122,7 +122,7 @@ def _multi_run_observations(mech, mode, runs, scorer, dim, norm, canary_rng, gam
     if mode == "random":
         def make(rng: np.random.Generator) -> CanarySet:
             return _canary_design(mech, 1, dim=dim, norm=norm, rng=rng)
-        return fresh_canary_game(mech, make, runs=runs, scorer=chosen, rng=game_rng), chosen
+        return fresh_canary_game(mech, make, runs=runs, scorer=chosen, rng=game_rng, mapper=mapper), chosen
     raise InvalidParameterError(f"The canary mode must be one of {', '.join(CANARY_MODES)}; got {mode!r} instead.")
 
 
@@ -170,7 +170,8 @@ def audit_canaries(
             point ("inner-product", "black-box-sum", "black-box-norm", "black-box-max"), or a `CanaryScorer`.
         dim, norm: vector canaries' dimension and norm (default: the mechanism's).
         seed: one seed for the canaries, the game and the estimator.
-        execution: in process only (the game draws in one vectorized call).
+        execution: where the multi-run game's chunks of runs are drawn (`Execution`: in process, `workers` or
+            `scheduler`; the same result on each); the one-run game's single release is drawn here.
 
     Returns:
         A `MembershipResult` with the game's observations.
@@ -179,7 +180,7 @@ def audit_canaries(
         InvalidParameterError: on bad input (one sentence).
     """
     owner = "audit_canaries"
-    in_process(execution, owner)
+    mapper = spread(execution, owner)
     subject = mechanism_subject(mech)
     dim = None if dim is None else check_int(dim, "dim", owner)
     scorer = scorer_by_name(scorer) if isinstance(scorer, str) else scorer
@@ -193,7 +194,7 @@ def audit_canaries(
             design = _canary_design(mech, game.canaries or DEFAULT_CANARIES, dim=dim, norm=norm, rng=canary_rng)
             chosen = scorer or InnerProduct()
             return Played(one_run_game(mech, design, scorer=chosen, rng=game_rng), chosen.name)
-        obs, chosen = _multi_run_observations(mech, canary, game.runs, scorer, dim, norm, canary_rng, game_rng)
+        obs, chosen = _multi_run_observations(mech, canary, game.runs, scorer, dim, norm, canary_rng, game_rng, mapper)
         return Played(both_directions(obs), chosen.name)
 
     result = run_membership_audit(owner=owner, game=game, bound=bound, seed=seed, subject=subject, play=play)

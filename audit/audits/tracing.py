@@ -35,7 +35,7 @@ from dpaudit.attacks.tracing.scores import (
 from dpaudit.audit.audits.canaries import mechanism_subject
 from dpaudit.audit.audits.membership import Played, run_membership_audit
 from dpaudit.audit.estimators.certify import Bound
-from dpaudit.audit.execution.execution import Execution, in_process
+from dpaudit.audit.execution.execution import Execution, spread
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Mechanism
@@ -127,7 +127,8 @@ def audit_tracing(
         group_size: k: the mechanism sees n/k distinct rows each copied k times; the
             claim and upper bound become group privacy's for k records.
         seed: one seed for the population, the game and the estimator.
-        execution: in process only (the game draws in one vectorized call).
+        execution: where the multi-run game's chunks of releases are drawn (`Execution`: in process, `workers`
+            or `scheduler`; the same result on each); the one-run game's single release is drawn here.
 
     Returns:
         A `MembershipResult` whose `attack` holds n, d, k, the biases, the score's
@@ -139,7 +140,7 @@ def audit_tracing(
         InvalidParameterError: on bad input (one sentence).
     """
     owner = "audit_tracing"
-    in_process(execution, owner)
+    mapper = spread(execution, owner)
     if not isinstance(mech, Mechanism):
         raise InvalidParameterError(f"{owner} needs a Mechanism; got {type(mech).__name__}.")
     n, d = _shape(mech, rows, dim)
@@ -154,7 +155,7 @@ def audit_tracing(
             obs = tracing_game(target, p, rows=distinct, score=chosen, slots=m, rng=game_rng)
         else:
             obs = tracing_game(target, p, rows=distinct, score=chosen, runs=game.runs, fresh_data=fresh_data,
-                               rng=game_rng)
+                               rng=game_rng, mapper=mapper)
         attack = _attack_facts(obs, n=n, d=d, k=group_size, biases=biases, fresh_data=fresh_data and not one_run)
         attack.update({"slots": obs.size} if one_run else {})
         return Played(obs, f"tracing ({chosen.name})", attack)

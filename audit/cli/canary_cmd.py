@@ -15,11 +15,13 @@ from dpaudit.attacks.games import DEFAULT_CANARIES, DEFAULT_RUNS
 from dpaudit.audit.cli.common import (
     GameFlags,
     LazyChoices,
+    add_execution_arguments,
     add_mechanism_arguments,
     add_membership_arguments,
     add_scorer,
     check_output_paths,
     emit,
+    execution_of,
     game_and_bound,
     mechanism_of,
     user_output_to_stderr,
@@ -51,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
         observations = Observations.load(args.scores)
         game, bound = game_and_bound(args, None, delta=_bound_delta(args, True))
         claim = None if args.epsilon is None else Claim(args.epsilon, args.delta or 0.0)
+        if args.workers is not None or args.scheduler is not None:
+            raise InvalidParameterError("--scores certifies saved scores here, with nothing to run; drop --workers and --scheduler.")
         result = audit_scores(observations, game=game, bound=bound, claim=claim, seed=args.seed, label=args.scores)
     else:
         from dpaudit.audit.audits.canaries import audit_canaries
@@ -59,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         with user_output_to_stderr():
             result = audit_canaries(
                 mechanism_of(args), game=game, bound=bound, canary=args.canary,
-                scorer=args.scorer, dim=args.dim, norm=args.norm, seed=args.seed,
+                scorer=args.scorer, dim=args.dim, norm=args.norm, seed=args.seed, execution=execution_of(args),
             )
     return emit(result, args)
 
@@ -79,6 +83,7 @@ def add_canary_arguments(parser: argparse.ArgumentParser, *, one_run: bool) -> N
     parser.add_argument("--dim", type=int,
                         help="dimension of vector canaries (default 1000; a user's mechanism: its records' width)")
     parser.add_argument("--norm", type=float, help="norm of vector canaries (default: the mechanism's clip, else 1)")
+    add_execution_arguments(parser)
     parser.set_defaults(run=run, one_run=one_run)
 
 

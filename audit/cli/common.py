@@ -508,6 +508,13 @@ def user_output_to_stderr() -> contextlib.AbstractContextManager:
     return contextlib.redirect_stdout(sys.stderr)
 
 
+def execution_of(args: argparse.Namespace) -> Any:
+    """Return the `Execution` of --workers and --scheduler (and the progress bar, unless --quiet)."""
+    from dpaudit.audit.execution.execution import Execution
+
+    return Execution(workers=args.workers, scheduler=args.scheduler, progress=progress_wanted(args))
+
+
 def progress_wanted(args: argparse.Namespace) -> bool:
     """Return True when a progress bar may be drawn: not --quiet, and stderr is a terminal."""
     from dpaudit.audit.execution.progress import wanted

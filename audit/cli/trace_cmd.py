@@ -15,11 +15,13 @@ from dpaudit.attacks.tracing.data import BIAS_KINDS, UNIFORM
 from dpaudit.attacks.tracing.scores import KNOWN, SCORE_KINDS
 from dpaudit.audit.cli.common import (
     GameFlags,
+    add_execution_arguments,
     add_mechanism_arguments,
     add_membership_arguments,
     add_scorer,
     check_output_paths,
     emit,
+    execution_of,
     game_and_bound,
     mechanism_of,
     parse_params,
@@ -43,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         result = audit_tracing(
             mechanism_of(args, params), game=game, bound=bound, rows=args.rows, dim=args.dim, scorer=args.scorer,
             reference_rows=args.reference_rows, biases=args.biases, fresh_data=args.fresh_data, group_size=args.group,
-            seed=args.seed,
+            seed=args.seed, execution=execution_of(args),
         )
     return emit(result, args)
 
@@ -60,4 +62,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--biases", choices=BIAS_KINDS, default=UNIFORM, help="column biases: uniform on [−1, 1] or tardos")
     parser.add_argument("--fresh-data", action="store_true", help="multi-run: draw all rows again in every run")
     parser.add_argument("--group", type=int, default=1, help="k: n/k distinct rows each copied k times (group privacy)")
+    add_execution_arguments(parser)
     parser.set_defaults(run=run)

@@ -12,7 +12,7 @@ from dpaudit.errors import InvalidParameterError
 if TYPE_CHECKING:
     from dpaudit.audit.execution.run_store import RunStore
 
-__all__ = ["Execution", "ProgressSpec", "in_process"]
+__all__ = ["Execution", "ProgressSpec", "in_process", "spread"]
 
 ProgressSpec = Union[bool, Callable[[int], None]]
 """False: nothing; True: a bar on stderr once the audit takes a while; a callable: called with each batch of work done."""
@@ -80,3 +80,24 @@ def in_process(execution: Execution, owner: str) -> Execution:
             f"{owner} plays its game in one vectorized call in this process: it takes no workers, scheduler or store."
         )
     return execution
+
+
+def spread(execution: Execution, owner: str) -> Callable[[Callable[[int], Any], int], list]:
+    """Return the mapper that plays a game's chunks of runs where `execution` says: in process, or on Dask.
+
+    For the audits whose games are many independent draws that keep nothing
+    (canary and tracing games): no run store. Each chunk draws from its own
+    seed, fixed before any runs, so the result is the same on every backend.
+
+    Raises:
+        InvalidParameterError: when it is not an `Execution`, or asks for a run store.
+    """
+    if not isinstance(execution, Execution):
+        raise InvalidParameterError(f"The 'execution' parameter of {owner} must be an Execution; got {type(execution).__name__}.")
+    if execution.store is not None:
+        raise InvalidParameterError(f"{owner} keeps no training runs, so it takes no store; drop store= (--store).")
+    import functools
+
+    from dpaudit.audit.execution.runs import map_runs
+
+    return functools.partial(map_runs, backend=execution.backend)

@@ -18,7 +18,7 @@ from dpaudit.audit.execution.backends import Backend, dask_client
 from dpaudit.audit.execution.runner import Progress
 from dpaudit.audit.execution.shipping import ship_user_modules
 
-__all__ = ["run_each", "run_groups"]
+__all__ = ["map_runs", "run_each", "run_groups"]
 
 
 def run_each(
@@ -84,3 +84,18 @@ def run_groups(
                 progress(1)
 
     run_each(play, groups, backend=backend, finish=finish_group, worker_setup=worker_setup)
+
+
+def map_runs(play: Callable[[int], Any], n: int, *, backend: Backend, progress: Progress | None = None) -> list[Any]:
+    """Return [play(0), ..., play(n − 1)], the calls played on `backend` (`run_each`), each value in its index's place.
+
+    The mapper of a game's chunks of runs (`dpaudit.attacks.canary.Mapper`):
+    each call draws from its own seed, so the list is the same on every backend.
+    """
+    values: list[Any] = [None] * n
+
+    def keep(index: int, value: Any) -> None:
+        values[index] = value
+
+    run_each(play, range(n), backend=backend, finish=keep, progress=progress)
+    return values

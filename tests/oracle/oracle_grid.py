@@ -293,13 +293,13 @@ def _canary_mechanism(cell: dict[str, Any], epsilon: float):
 
 def run_canaries(cell: dict[str, Any], seed: int, epsilon: float) -> str:
     from dpaudit.attacks.canary_scores import scorer_by_name
-    from dpaudit.audit import audit_canaries
+    from dpaudit.audit import Execution, audit_canaries
 
     def call():
         mech = _canary_mechanism(cell, epsilon)
         scorer = None if cell["scorer"] is None else scorer_by_name(cell["scorer"])
         return audit_canaries(mech, game=_game(cell, RUNS, ONE_RUN_CANARIES), bound=_bound(cell), canary=cell["canary"],
-                              scorer=scorer, seed=seed)
+                              scorer=scorer, seed=seed, execution=Execution(workers=cell["workers"]))
     return outcome_of(call)
 
 
@@ -322,10 +322,11 @@ def canaries_entry() -> Entry:
         "relation": tuple(r.value for r in Relation),
         "canary": tuple(CANARY_MODES),
         "scorer": (None, "inner-product", *(f"black-box-{s}" for s in STATISTICS)),
+        "workers": (None, 2),
         **_membership_axes(),
     }, run_canaries, fixed={"mech": "the blind mechanism of the cell", "game": "the game axis", "bound": "estimator and strategy",
                             "dim": "the declared width", "norm": "the declared norm", "seed": "the grid's seeds",
-                            "execution": "in process only; workers, scheduler and store are refused"})
+                            "execution": "the workers axis (a scheduler: the same backend; a store is refused)"})
 
 
 # ---- audit_scores
@@ -353,7 +354,7 @@ def scores_entry() -> Entry:
 
 
 def run_tracing(cell: dict[str, Any], seed: int, epsilon: float) -> str:
-    from dpaudit.audit import audit_tracing
+    from dpaudit.audit import Execution, audit_tracing
     from dpaudit.mechanisms import blackbox
 
     def call():
@@ -361,7 +362,7 @@ def run_tracing(cell: dict[str, Any], seed: int, epsilon: float) -> str:
         game = _game(cell, RUNS // 4, None) if cell["game"] == "multi-run" else _game(cell, 0, 0).__class__(None)
         return audit_tracing(mech, game=game, bound=_bound(cell), rows=20, dim=40, scorer=cell["scorer"],
                              reference_rows=cell["reference_rows"], biases=cell["biases"], fresh_data=cell["fresh_data"],
-                             group_size=cell["group_size"], seed=seed)
+                             group_size=cell["group_size"], seed=seed, execution=Execution(workers=cell["workers"]))
     return outcome_of(call)
 
 
@@ -372,9 +373,11 @@ def tracing_entry() -> Entry:
 
     return Entry("audit_tracing", {
         "relation": tuple(r.value for r in Relation), "scorer": tuple(SCORE_KINDS), "biases": tuple(BIAS_KINDS),
-        "fresh_data": (False, True), "group_size": (1, 2), "reference_rows": (None, 30), **_membership_axes(),
+        "fresh_data": (False, True), "group_size": (1, 2), "reference_rows": (None, 30), "workers": (None, 2),
+        **_membership_axes(),
     }, run_tracing, fixed={"mech": "the blind release of d statistics", "game": "the game axis", "bound": "estimator and strategy",
-                           "rows": "n = 20", "dim": "d = 40", "seed": "the grid's seeds", "execution": "in process only"})
+                           "rows": "n = 20", "dim": "d = 40", "seed": "the grid's seeds",
+                           "execution": "the workers axis (a scheduler: the same backend; a store is refused)"})
 
 
 # ---- audit_dpsgd

@@ -61,6 +61,47 @@ def test_a_module_of_the_users_folder_is_audited_at_a_scheduler_as_in_process(sc
     assert _audit(capsys, "ship_flat:mech", "--scheduler", scheduler) == _audit(capsys, "ship_flat:mech")
 
 
+RELEASES = '''
+import numpy as np
+from dpaudit.mechanisms import blackbox
+from dpaudit.mechanisms.records import VectorRecords
+
+def noisy_sum(data, rng):
+    return np.sum(np.asarray(data, dtype=float).reshape(len(data), -1), axis=0) + rng.normal(0.0, 2.0, 5)
+
+def noisy_means(data, rng):
+    return np.asarray(data, dtype=float).mean(axis=0) + rng.normal(0.0, 1.0, np.shape(data)[1])
+
+sums = blackbox(noisy_sum, epsilon=1.0, delta=1e-5, name="sums", records=VectorRecords(width=5), null_record=0.0,
+                default_pair=([[0.0] * 5], [[0.0] * 5, [1.0] * 5]))
+means = blackbox(noisy_means, epsilon=1.0, delta=1e-5, name="means", relation="replace-one")
+'''
+
+
+@pytest.mark.parametrize("argv", [
+    ["canary", "ship_releases:sums", "--runs", "3000"],
+    ["canary", "ship_releases:sums", "--runs", "600", "--canary", "random"],
+    ["one-run", "ship_releases:sums", "--canaries", "100"],
+    ["trace", "ship_releases:means", "--rows", "20", "--dim", "40", "--runs", "400"],
+    ["trace", "ship_releases:means", "--rows", "20", "--dim", "40", "--runs", "300", "--fresh-data"],
+], ids=" ".join)
+def test_every_membership_command_gives_at_a_scheduler_what_it_gives_in_process(scheduler, user_folder, capsys, argv):
+    (user_folder / "ship_releases.py").write_text(RELEASES)
+    command, reference, *flags = argv
+    remote = _run(capsys, [command, reference, *flags, "--scheduler", scheduler])
+    assert remote == _run(capsys, [command, reference, *flags])
+    assert remote == _run(capsys, [command, reference, *flags, "--workers", "2"])
+
+
+def _run(capsys, argv: list[str]) -> dict:
+    status = main([*argv, "--seed", "5", "--json", "--quiet"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    out = json.loads(captured.out)
+    out.pop("seconds")
+    return out
+
+
 def test_a_package_of_the_users_folder_is_shipped_whole(scheduler, user_folder, capsys):
     package = user_folder / "ship_pkg"
     package.mkdir()
