@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the real types of the lazy names, for type checkers and edi
     from dpaudit.audit.audits.dpsgd import DPSGDInterrupted as DPSGDInterrupted
     from dpaudit.audit.audits.dpsgd import audit_dpsgd as audit_dpsgd
     from dpaudit.audit.audits.recertify import recertify as recertify
+    from dpaudit.audit.audits.replay import audit_replay as audit_replay
     from dpaudit.audit.audits.suite import SuiteTable as SuiteTable
     from dpaudit.audit.audits.suite import run_suite as run_suite
     from dpaudit.audit.audits.tracing import audit_tracing as audit_tracing
@@ -50,6 +51,7 @@ if TYPE_CHECKING:  # the real types of the lazy names, for type checkers and edi
     from dpaudit.audit.execution.execution import Execution as Execution
     from dpaudit.audit.execution.interrupted import Interrupted as Interrupted
     from dpaudit.audit.results.phases import Phases as Phases
+    from dpaudit.audit.results.replay_result import ReplayResult as ReplayResult
     from dpaudit.audit.results.report import write_report as write_report
     from dpaudit.audit.results.result import AuditResult as AuditResult
     from dpaudit.audit.results.result import MembershipResult as MembershipResult
@@ -66,12 +68,14 @@ _SECTIONS: dict[str, dict[str, str]] = {
         "audit_scores": "dpaudit.audit.audits.canaries",
         "audit_tracing": "dpaudit.audit.audits.tracing",
         "audit_dpsgd": "dpaudit.audit.audits.dpsgd",
+        "audit_replay": "dpaudit.audit.audits.replay",
         "recertify": "dpaudit.audit.audits.recertify",
     },
     "Results": {
         "Result": "dpaudit.audit.results.result",
         "AuditResult": "dpaudit.audit.results.result",
         "MembershipResult": "dpaudit.audit.results.result",
+        "ReplayResult": "dpaudit.audit.results.replay_result",
         "Phases": "dpaudit.audit.results.phases",
         "SuiteTable": "dpaudit.audit.audits.suite",
         "write_report": "dpaudit.audit.results.report",
