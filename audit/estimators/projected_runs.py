@@ -96,9 +96,9 @@ def projected_runs_of(obs: Observations, *, claim_epsilon: float, delta: float, 
 def withheld_reason(obs: Observations | None, *, claim_epsilon: float, delta: float, confidence: float) -> str:
     """Return in one line why `projected_runs_of` printed no projection for the scores `obs` (the rule itself when
     `obs` is None: scores not kept, or several canaries of which another may have been the one projected)."""
-    rule = (f"printed only when the scores separate members from non-members at confidence {confidence:g} (one-sided "
-            f"Mann–Whitney U test of AUC = ½) and a μ-GDP trade-off of their μ̂ would certify above the claim within "
-            f"{MAX_RUNS:,} runs")
+    rule = (f"a projection is printed only when the scores separate members from non-members at confidence "
+            f"{confidence:g} (one-sided Mann–Whitney U test of AUC = ½) and a μ-GDP trade-off of their μ̂ would "
+            f"certify above the claim within {MAX_RUNS:,} runs")
     if obs is None:
         return f"none: {rule}"
     mu = auc_mu(obs)
