@@ -63,8 +63,10 @@ def test_scores_that_separate_members_are_projected_as_their_mu_says():
 
 
 def _report_row(obs, claim_epsilon: float) -> str:
-    """Return the 'projected runs' row of a multi-run audit of `obs` with the GDP bound beside ('' when it has none)."""
-    result = run_membership_audit(owner="test", game=MultiRun(obs.size), bound=Bound(), seed=0,
+    """Return the 'projected runs' row of a multi-run audit of `obs` (a ladder's arms when a tuple) with the GDP bound
+    beside ('' when it has none)."""
+    runs = (obs[0] if isinstance(obs, tuple) else obs).size
+    result = run_membership_audit(owner="test", game=MultiRun(runs), bound=Bound(), seed=0,
                                   subject=Subject("grid", {}, Claim(claim_epsilon, 1e-5)),
                                   play=lambda data_rng, game_rng: Played(obs, "grid"), beside="gdp")
     return dict(result.rows()).get("projected runs", "")
@@ -79,6 +81,12 @@ def test_a_report_says_why_separating_scores_too_weak_for_the_claim_project_noth
     obs = _grid_scores(0.5, 100)  # AUC = Φ(0.5/√2) ≈ 0.64: the U test rejects at 100 per side (z ≈ 3.4)
     row = _report_row(obs, claim_epsilon=gdp_epsilon(delta=1e-5, mu=0.6))
     assert row.startswith(f"none: the scores' μ̂ = {auc_mu(obs):.3f}") and "no number of runs" in row
+
+
+def test_a_ladder_without_a_projection_states_the_rule_since_its_projected_arm_may_not_be_the_reported_one():
+    weak = _grid_scores(0.0, 100)
+    row = _report_row((weak, weak), claim_epsilon=1.0)
+    assert row.startswith("none: a projection is printed only when the scores separate members")
 
 
 def test_a_report_with_a_projection_prints_it_and_no_reason():
