@@ -31,10 +31,17 @@ class Observations:
     Both arrays are one-dimensional, of the same non-zero length, and stored
     read-only; scores must not be NaN (±inf are allowed: they order like any
     other score, e.g. a score that is a log-likelihood ratio of 0 or 1).
+
+    `beta_share` is the share of β a certificate of these scores may spend:
+    1 for scores whose game and direction were fixed before they were seen;
+    for the arm an audit kept among several, each certified at its share
+    (a ladder's best canary), that share, which travels with the saved scores
+    so that auditing them again pays for the choice again.
     """
 
     scores: np.ndarray
     truth: np.ndarray
+    beta_share: float = 1.0
 
     def __post_init__(self) -> None:
         scores = _as_scores(self.scores)
@@ -51,6 +58,7 @@ class Observations:
                 f"Observations need scores that are numbers; got {int(np.sum(np.isnan(scores)))} "
                 "NaN values (they cannot be ordered against the others)."
             )
+        check_real(self.beta_share, "beta_share", "Observations", low=0.0, high=1.0, low_open=True)
         scores.setflags(write=False)
         truth.setflags(write=False)
         object.__setattr__(self, "scores", scores)
@@ -130,12 +138,13 @@ class Observations:
                 f"Splitting {self.size} observations left one part empty; use more canaries "
                 "or a fraction nearer 1/2."
             )
-        return Observations(scores=self.scores[mask], truth=self.truth[mask])
+        return Observations(scores=self.scores[mask], truth=self.truth[mask], beta_share=self.beta_share)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON-ready form: format tag, scores and truth as lists."""
+        """Return the JSON-ready form: format tag, scores and truth as lists (and `beta_share` when below 1)."""
+        shared = {"beta_share": self.beta_share} if self.beta_share < 1 else {}
         return {"format": _FORMAT, "version": 1, "scores": self.scores.tolist(),
-                "truth": self.truth.tolist()}
+                "truth": self.truth.tolist(), **shared}
 
     @classmethod
     def from_dict(cls, data: Any) -> Observations:
@@ -144,7 +153,7 @@ class Observations:
             raise InvalidParameterError(
                 "Observations data must be a JSON object with 'scores' and 'truth' lists."
             )
-        return cls(scores=data["scores"], truth=data["truth"])
+        return cls(scores=data["scores"], truth=data["truth"], beta_share=data.get("beta_share", 1.0))
 
     def save(self, path: str | Path) -> Path:
         """Write the observations to `path` (.json or .npz, by suffix); return the path."""
@@ -153,7 +162,8 @@ class Observations:
         if suffix == ".json":
             path.write_text(json.dumps(self.to_dict()))
         else:
-            np.savez(path, scores=self.scores, truth=self.truth)
+            shared = {"beta_share": np.float64(self.beta_share)} if self.beta_share < 1 else {}
+            np.savez(path, scores=self.scores, truth=self.truth, **shared)
         return path
 
     @staticmethod
@@ -183,11 +193,12 @@ class Observations:
         try:
             with np.load(path, allow_pickle=False) as data:
                 scores, truth = data["scores"], data["truth"]
+                share = float(data["beta_share"]) if "beta_share" in data.files else 1.0
         except (KeyError, ValueError, OSError, EOFError, zipfile.BadZipFile):
             raise InvalidParameterError(
                 f"'{path}' is not an .npz file with 'scores' and 'truth' arrays (or it is truncated)."
             ) from None
-        return cls(scores=scores, truth=truth)
+        return cls(scores=scores, truth=truth, beta_share=share)
 
 
 def _as_scores(values: Any) -> np.ndarray:

@@ -28,7 +28,7 @@ from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Claim
 from dpaudit.validation import check_int
 
-__all__ = ["Played", "Subject", "check_game", "run_membership_audit", "seed_streams"]
+__all__ = ["Played", "Subject", "certify_at_share", "check_game", "run_membership_audit", "seed_streams"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,9 +106,10 @@ def run_membership_audit(
     if isinstance(observations, tuple):
         best, lower = certify_best(observations, game, bound, delta=delta, rng=estimator_rng)
         selection = Selection(ARMS, observations, (1.0 / len(observations),) * len(observations), best)
-        observations, attack["best_canary"] = observations[best], best
+        observations = dataclasses.replace(observations[best], beta_share=selection.shares[best])
+        attack["best_canary"] = best
     else:
-        lower = certify(observations, game, bound, delta=delta, rng=estimator_rng)
+        lower = certify_at_share(observations, game, bound, delta, estimator_rng)
     assumed, projected = _beside(beside, played.observations, game, bound, lower, delta, estimator_rng, subject.claim)
     result = MembershipResult(
         game=game.name, lower_bound=lower, scorer=played.scorer, seconds=time.perf_counter() - start, seed=seed,
@@ -119,6 +120,20 @@ def run_membership_audit(
     if played.store:
         played.store.write_result(result.to_dict())
     return result
+
+
+def certify_at_share(observations: Observations, game: Game, bound: Bound, delta: float,
+                   rng: np.random.Generator) -> LowerBound:
+    """Return `observations` certified at their share of β (`Observations.beta_share`), stated at the bound's confidence.
+
+    Scores kept among several arms, each certified at its share, are
+    certified again at that share: all arms' bounds held at once with
+    probability 1 − β, so the kept one's does too, whichever was kept.
+    """
+    if observations.beta_share == 1.0:
+        return certify(observations, game, bound, delta=delta, rng=rng)
+    share = dataclasses.replace(bound, confidence=1.0 - (1.0 - bound.confidence) * observations.beta_share)
+    return dataclasses.replace(certify(observations, game, share, delta=delta, rng=rng), confidence=bound.confidence)
 
 
 def _beside(name: str | None, observations: Observations | tuple[Observations, ...], game: Game, bound: Bound,

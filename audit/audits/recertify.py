@@ -22,7 +22,7 @@ from dpaudit.attacks.games import TwoDataset
 from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.attacks.output_histogram import OutputHistogram
 from dpaudit.audit.audits.auto_trials import combine_rounds
-from dpaudit.audit.audits.membership import seed_streams
+from dpaudit.audit.audits.membership import certify_at_share, seed_streams
 from dpaudit.audit.estimators.certify import Bound, certify, certify_best
 from dpaudit.audit.estimators.intervals import Bands, RatioInterval
 from dpaudit.audit.results.provenance import Recertified
@@ -133,7 +133,7 @@ def _membership(result: MembershipResult, bound: Bound) -> MembershipResult:
             "choosing it; audit again with this version, which keeps every canary."
         )
     if selection is None:
-        lower = certify(result.observations, result.game_spec, bound, delta=delta, rng=rng)
+        lower = certify_at_share(result.observations, result.game_spec, bound, delta, rng)
         return dataclasses.replace(result, lower_bound=lower, bound=bound, upper_bound=_upper(result, delta))
     best, lower = certify_best(selection.candidates, result.game_spec, bound, delta=delta, rng=rng)
     return dataclasses.replace(result, lower_bound=lower, bound=bound, upper_bound=_upper(result, delta),
