@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "canary": ("canary_cmd", "membership audit with canaries: R runs each with or without a canary, or --one-run"),
     "one-run": ("one_run_cmd", "one-run audit: m canaries each in with probability 1/2, one run (= canary --one-run)"),
     "trace": ("trace_cmd", "tracing audit of a release of d statistics (one-way marginals): members vs fresh rows"),
+    "replay": ("replay_cmd", "replay the draws of a mechanism on neighbours, then certify what moved on fresh draws"),
     "dpsgd": ("dpsgd_cmd", "audit DP-SGD training with canaries (dpaudit's trainer, Opacus, or yours)"),
     "experiment": ("experiment_cmd", "reproduce a published result (figure + JSON)"),
     "env": ("env_cmd", "library environments: list them, create or remove one (a library version in a venv of its own)"),

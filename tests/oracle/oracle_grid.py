@@ -448,6 +448,45 @@ def dpsgd_entry() -> Entry:
                          "execution": "in process; the run store's fingerprint has tests of its own", "seed": "the grid's seeds"})
 
 
+# ---- audit_replay
+
+
+def run_replay(cell: dict[str, Any], seed: int, epsilon: float) -> str:
+    from dpaudit.audit import Bound, audit_replay
+    from dpaudit.mechanisms import blackbox
+
+    pair = two_dataset_pair(cell["data"], cell["relation"])
+    fn = getattr(blind, cell["output"])
+    fn = _per_output(fn) if cell["target"] == "per-output" else fn
+
+    def call():
+        mech = blackbox(fn, epsilon=epsilon, delta=cell["claim_delta"], relation=cell["relation"], default_pair=pair)
+        given = () if cell["search"] else pair
+        return audit_replay(mech, *given, trials=TRIALS, seed=seed, search=cell["search"], certify=cell["certify"],
+                            bound=Bound(delta=cell["delta"]))
+    return outcome_of(call)
+
+
+def replay_entry() -> Entry:
+    from dpaudit.mechanisms.base import Relation
+
+    return Entry("audit_replay", {
+        "target": ("blackbox", "per-output"),
+        "relation": tuple(r.value for r in Relation),
+        "data": DATA_KINDS,
+        "output": OUTPUT_KINDS,
+        "search": (False, True),
+        "certify": (3, 1),
+        "claim_delta": (0.0, 1e-5),
+        "delta": (None, 1e-3),
+    }, run_replay, fixed={
+        "mechanism": "the blind mechanism of the cell", "d0": "the cell's data", "d1": "the cell's data",
+        "seed": "the grid's seeds", "trials": "20,000 per certificate, as audit_mechanism's cells",
+        "confidence": "0.95 throughout; its effect is the level the slow grid tests", "bound": "the delta axis",
+        "kinds": "the search axis plays every kind", "execution": "audit_mechanism's cells play every backend",
+    })
+
+
 # ---- assert_private
 
 
@@ -479,6 +518,7 @@ CLI_TARGETS = {
     "one-run": ["oracle_targets:VECTORS"],
     "trace": ["oracle_targets:MARGINALS", "--rows", "20", "--dim", "40"],
     "dpsgd": ["--target", "oracle_targets:BLIND_TRAINER"],
+    "replay": ["oracle_targets:NUMBER"],
 }
 """The blind target and required flags of each audit subcommand the grid plays."""
 
@@ -491,6 +531,7 @@ CLI_VALUES: dict[str, dict[str, tuple[Any, ...]]] = {
                 "--scorer": (None, "inner-product", "black-box-max")},
     "trace": {"--runs": ("500",), "--reference-rows": (None, "30"), "--group": (None, "2"), "--confidence": (None, "0.99"),
               "--canaries": (None, "20")},
+    "replay": {"--trials": ("20000",), "--certify": (None, "1"), "--confidence": (None, "0.99")},
     "dpsgd": {"--data": (None, "canaries", "3"), "--runs": ("20",), "--confidence": (None, "0.99"), "--canaries": (None, "20")},
 }
 """Flags whose values the grid chooses (the rest of the choices and switches come from each parser)."""
@@ -574,4 +615,4 @@ def cli_entries() -> list[Entry]:
 def entries() -> list[Entry]:
     """Return every entry point of the grid."""
     return [two_dataset_entry(), canaries_entry(), scores_entry(), tracing_entry(), dpsgd_entry(), testing_entry(),
-            *cli_entries()]
+            replay_entry(), *cli_entries()]

@@ -82,11 +82,12 @@ def _parameters(fn) -> set[str]:
 
 
 def test_every_parameter_of_every_entry_point_is_an_axis_or_set_aside_with_a_reason():
-    from dpaudit.audit import audit_canaries, audit_dpsgd, audit_mechanism, audit_scores, audit_tracing
+    from dpaudit.audit import audit_canaries, audit_dpsgd, audit_mechanism, audit_replay, audit_scores, audit_tracing
     from dpaudit.testing import assert_private
 
     functions = {"audit_mechanism": audit_mechanism, "audit_canaries": audit_canaries, "audit_scores": audit_scores,
-                 "audit_tracing": audit_tracing, "audit_dpsgd": audit_dpsgd, "assert_private": assert_private}
+                 "audit_tracing": audit_tracing, "audit_dpsgd": audit_dpsgd, "assert_private": assert_private,
+                 "audit_replay": audit_replay}
     for name, fn in functions.items():
         entry = ENTRIES[name]
         missing = _parameters(fn) - set(entry.axes) - set(entry.fixed)
