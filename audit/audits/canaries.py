@@ -208,14 +208,15 @@ def _direction_named(result: MembershipResult) -> MembershipResult:
     facts say which direction certified and that both were paid for. The
     kept observations are the scores as the scorer gave them (negated back
     when the lower direction won): saved and audited again by
-    `audit_scores`, they are certified as scored, higher meaning member.
+    `audit_scores`, they are certified as scored, higher meaning member,
+    at all of β: that direction was fixed before the game, not chosen.
     """
     attack = dict(result.attack)
     best = attack.pop("best_canary")
     each = 1.0 - (1.0 - result.lower_bound.confidence) / len(DIRECTIONS)
     attack.update(direction=DIRECTIONS[best], directions_certified=f"both, each at confidence {each:.4g}")
     method = result.lower_bound.method.split(", best of 2 canaries")[0]
-    scores = both_directions(result.observations)[best]
+    scores = dataclasses.replace(both_directions(result.observations)[best], beta_share=1.0)
     return dataclasses.replace(result, attack=attack, observations=scores,
                                lower_bound=dataclasses.replace(result.lower_bound, method=method))
 
