@@ -108,3 +108,12 @@ def test_every_link_of_the_readme_leads_to_a_file_of_the_repository():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     targets = {link.split("#", 1)[0] for link in re.findall(r"\]\(([^)\s]+)\)", readme) if "://" not in link}
     assert targets and not [t for t in sorted(targets) if t and not (ROOT / t).exists()]
+
+
+def test_every_count_a_page_states_about_the_registry_is_the_registrys():
+    import facts
+
+    assert facts.stale() == [], "run `python tests/docs/facts.py --write`"
+    shown = "<!-- fact: builtins+buggy -->3<!-- /fact -->"
+    match = facts.FACT.search(shown)
+    assert facts.value(match["name"], {"builtins": 2, "buggy": 1, "opendp": 7}) == 3
