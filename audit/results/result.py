@@ -47,6 +47,18 @@ class Result:
     its evidence (`rows`, `to_dict`) and its plot (`figure`). `summary()`
     and `str()` render the same table as the terminal report; in Jupyter a
     result shows that table with its verdict and plot (`_repr_html_`).
+
+    Attributes:
+        lower_bound: the certified lower bound (ε, δ, confidence, estimator, the rates it read).
+        seconds: the wall-clock time of the audit.
+        seed: the seed it was played with (the same seed gives the same result on any backend).
+        mechanism: the audited mechanism's name.
+        params: the parameters the mechanism was built with.
+        claim: the (ε, δ) claimed and its neighbouring relation; None when nothing was claimed.
+        upper_bound: the theory upper bound (the claim itself when nothing more is known).
+        selection: the candidates an evidence-based choice compared (rounds of `trials="auto"`, arms of a
+            ladder), each with its share of β, kept so that `recertify` pays for the choice again.
+        recertified: under which bound the result was first certified, when `recertify` made it.
     """
 
     lower_bound: LowerBound
@@ -58,6 +70,15 @@ class Result:
     upper_bound: UpperBound | None = None
     selection: Selection | None = dataclasses.field(default=None, repr=False, compare=False)
     recertified: Recertified | None = None
+
+    def recertify(self, bound: Bound) -> Result:
+        """Return this result's kept evidence certified under `bound`, paying for any selection it made.
+
+        The method form of `dpaudit.audit.recertify` (which see).
+        """
+        from dpaudit.audit import recertify  # the public name: the audits layer sits above the results
+
+        return recertify(self, bound)
 
     @property
     def verdict(self) -> str | None:
@@ -145,6 +166,17 @@ class AuditResult(Result):
     `secondary` holds further bounds computed from the same evidence under
     an assumption (e.g. Gaussian DP), labelled so; they never decide the
     verdict.
+
+    It has every attribute of `Result` (`lower_bound`, `upper_bound`,
+    `seconds`, `seed`, `mechanism`, `params`, `claim`, `selection`,
+    `recertified`) and these.
+
+    Attributes:
+        test: the distinguishing test chosen on the selection draws, in words.
+        secondary: bounds under an assumption from the same evidence (never the verdict).
+        evidence: the held-out counts of the chosen test, or the histogram of every output.
+        bound: how the evidence was certified (`Bound`).
+        phases: what each phase of the audit did (pair search, selection, rounds of `trials="auto"`).
     """
 
     mechanism: str
@@ -218,6 +250,20 @@ class MembershipResult(Result):
     assumption reported next to the assumption-free one (a DP-SGD audit's
     GDP bound), never part of the verdict; `projected_runs` the runs an
     assumption-free audit would need if that assumption held (a plan, not a bound).
+
+    It has every attribute of `Result` (`lower_bound`, `upper_bound`,
+    `seconds`, `seed`, `mechanism`, `params`, `claim`, `selection`,
+    `recertified`) and these.
+
+    Attributes:
+        game: "multi-run" or "one-run".
+        scorer: the score read from each release, in words.
+        observations: the game's scores and membership truth (the evidence).
+        attack: facts about the attack beyond the game.
+        game_spec: the game played (`MultiRun`, `OneRun`).
+        bound: how the scores were certified (`Bound`).
+        beside: a bound under an assumption, reported next to the assumption-free one.
+        projected_runs: the runs an assumption-free audit would need if that assumption held.
     """
 
     game: str
