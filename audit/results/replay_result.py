@@ -81,7 +81,14 @@ class ReplayReport:
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ReplayResult(AuditResult):
-    """The result of `audit_replay`: the deciding certificate (an `AuditResult`) and the replay's findings in `replay`."""
+    """The result of `audit_replay`: the deciding certificate (an `AuditResult`) and the replay's findings in `replay`.
+
+    It has every attribute of `AuditResult` (those of the certificate of largest bound, its confidence that of all
+    the certificates together; with more than one, `evidence` is None and `selection` lists them) and this one.
+
+    Attributes:
+        replay: the pairs screened and flagged, and each pair certified with its findings and certificate.
+    """
 
     replay: ReplayReport
 
