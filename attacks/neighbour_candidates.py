@@ -156,7 +156,19 @@ def _setting(mech: Mechanism, base: Any) -> _Setting:
     shape = arr.shape[1:]
     rows = arr.reshape(len(arr), int(np.prod(shape, dtype=int)))
     return _Setting(rows=rows, shape=shape, template=template, domain=domain, bounds=_bounds(mech, domain),
-                    add_remove=mech.claim.relation is Relation.ADD_REMOVE, null=mech.null_record)
+                    add_remove=mech.claim.relation is Relation.ADD_REMOVE and not _one_length(mech), null=mech.null_record)
+
+
+def _one_length(mech: Mechanism) -> bool:
+    """Return True when the mechanism's own check and default pair say its neighbours have one length, with no null record.
+
+    Query-answer vectors, say: an add-remove claim whose default pair is two
+    datasets of one length, accepted without a null record, is about changed
+    records, never added ones; the hunt then replaces records under add-remove too.
+    """
+    pair = mech.default_pair
+    return (mech.neighbours is not None and mech.null_record is None and pair is not None
+            and len(records(pair[0])) == len(records(pair[1])))
 
 
 def _default_base(mech: Mechanism, domain: Domain | None) -> Any:

@@ -126,7 +126,12 @@ def _default_candidates(mech: Mechanism, space: InputSpace | None, rng: np.rando
 def _pair_score(mech: Mechanism, pair: Pair, size: int, rng: np.random.Generator, objective: Objective) -> float:
     """Return `objective` of the held-out counts on `pair`: test chosen on half of `size` samples, counted on the other half."""
     d0, d1 = pair
-    out0, out1 = mech.sample(d0, size, rng), mech.sample(d1, size, rng)
+    return _outputs_score(mech.sample(d0, size, rng), mech.sample(d1, size, rng), objective)
+
+
+def _outputs_score(out0: np.ndarray, out1: np.ndarray, objective: Objective) -> float:
+    """Return `objective` of the held-out counts: a test chosen on the first half of each batch, counted on the second."""
+    size = len(out0)
     half = size // 2
     test = select_test(out0[:half], out1[:half], objective=objective).test
     fp = np.count_nonzero(test.rejects(out0[half:]))
@@ -179,7 +184,8 @@ def hunt_pair(mech: Mechanism, *, objective: Objective, budget: int, seed: int, 
     are a function of the mechanism's declaration alone; each is scored as
     in `search_pair`, on `budget` outputs per dataset split over them, from
     SeedSequence([seed, SEARCH_KEY]). A candidate on which the mechanism
-    raises is dropped (when it raises on all, its first error is raised). The final audit of the returned pair draws from
+    raises (when it raises on all, its first error is raised), or whose two
+    datasets give outputs of two shapes, is dropped. The final audit of the returned pair draws from
     SeedSequence(seed), so its bound needs no correction for the choice
     (module docstring).
 
@@ -198,10 +204,14 @@ def hunt_pair(mech: Mechanism, *, objective: Objective, budget: int, seed: int, 
     with np.errstate(all="ignore"):  # the mechanism's warnings on NaN, ±inf and huge records are its own affair
         for candidate in pool:
             try:
-                scores.append(_pair_score(mech, (candidate.d0, candidate.d1), size, rng, objective))
+                out0, out1 = mech.sample(candidate.d0, size, rng), mech.sample(candidate.d1, size, rng)
             except MechanismError as exc:
-                scores.append(-np.inf)
                 raised.append(exc)
+                out0 = out1 = None
+            same = out0 is not None and out0.shape[1:] == out1.shape[1:]  # outputs of two shapes: no test compares them
+            scores.append(_outputs_score(out0, out1, objective) if same else -np.inf)
     if len(raised) == len(pool):
         raise raised[0]
+    if np.all(np.isneginf(scores)):
+        raise InvalidParameterError(f"Mechanism '{mech.name}' gives outputs of two shapes on every generated candidate pair.")
     return pool[int(np.argmax(scores))], len(pool)

@@ -131,19 +131,25 @@ def records_in(low: float, high: float, *, max_changed: int = 1, integer: bool =
 
 
 def answers_within(sensitivity: float, *, norm: float = np.inf) -> NeighbourCheck:
-    """Return a check for query-answer vectors (one finite number per query): ‖d0 − d1‖_norm ≤ sensitivity (StatDP's convention)."""
+    """Return a check for query-answer vectors (one finite number per query): ‖d0 − d1‖_norm ≤ sensitivity (StatDP's convention).
+
+    It sees pairs of any lengths (`any_length`) and refuses two lengths: an
+    added answer is another query, not a neighbour, whatever the relation.
+    """
     domain = NumberRecords()
 
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
         outside = in_domain(domain, d0, d1)
         if outside:
             return outside.replace("records are", "query answers are")
+        if len(d0) != len(d1):
+            return f"they must answer the same queries; they hold {len(d0)} and {len(d1)} answers"
         dist = float(np.linalg.norm((d0 - d1).ravel().astype(float), ord=norm))
         if dist > sensitivity + 1e-12:
             return f"their answers differ by {dist:g} in ℓ{norm:g} norm, more than the sensitivity {sensitivity:g}"
         return None
 
-    return declare(local(check), domain)
+    return declare(any_length(local(check)), domain)
 
 
 def categories_in(num_categories: int, *, max_changed: int = 1) -> NeighbourCheck:

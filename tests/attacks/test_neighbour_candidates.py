@@ -172,3 +172,15 @@ def test_hunt_on_the_command_line(tmp_path, monkeypatch, capsys):
     assert "one of them" in capsys.readouterr().err
     with pytest.raises(InvalidParameterError, match="'search'"):
         audit_mechanism(blackbox(blind, epsilon=1.0, default_pair=([0.0], [0.0, 1.0])), trials=1000, search="hunting")
+
+
+def test_query_answers_are_never_hunted_with_an_added_answer():
+    """An added answer is another query, not a neighbour: refused by the check, and never generated."""
+    from dpaudit.mechanisms import get_mechanism
+    from dpaudit.mechanisms.base import not_neighbours
+
+    mech = get_mechanism("report_noisy_max")
+    d0 = np.asarray(mech.default_pair[0], float)
+    assert "same queries" in not_neighbours(mech, d0, np.append(d0, 1e308))
+    found = candidate_pairs(mech, rng=np.random.default_rng(0))
+    assert found and all(len(records(c.d0)) == len(records(c.d1)) for c in found)
