@@ -64,6 +64,7 @@ BUILTIN_MODULES = (
     "dpaudit.mechanisms.adapters.smartnoise_sql",
     "dpaudit.mechanisms.adapters.tumult_analytics",
     "dpaudit.mechanisms.adapters.tumult_core",
+    "dpaudit.mechanisms.dpsgd.opacus_make_private",
 )
 
 
