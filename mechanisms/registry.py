@@ -59,6 +59,7 @@ BUILTIN_MODULES = (
     "dpaudit.mechanisms.transforms",
     "dpaudit.mechanisms.adapters.diffprivlib",
     "dpaudit.mechanisms.adapters.opendp",
+    "dpaudit.mechanisms.adapters.opendp_sized_sum",
     "dpaudit.mechanisms.adapters.pipelinedp",
     "dpaudit.mechanisms.adapters.pydp",
     "dpaudit.mechanisms.adapters.smartnoise_sql",
