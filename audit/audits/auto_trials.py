@@ -60,12 +60,14 @@ Round = Callable[[int, int, float], AuditResult]
 
 @dataclasses.dataclass(frozen=True)
 class AutoBudget:
-    """What `trials="auto"` may spend: `max_trials` per dataset over all rounds, `max_seconds` of wall time (None: no limit),
-    and the fraction `tight` of the claimed ε at which a consistent audit counts as decided."""
+    """What `trials="auto"` (or `"sequential"`) may spend: `max_trials` per dataset over all rounds, `max_seconds` of wall
+    time (None: no limit), and the fraction `tight` of the claimed ε at which a consistent audit counts as decided.
+    `give_up` (`trials="sequential"` only): stop once the claim is out of reach within `max_trials`."""
 
     max_trials: int = MAX_TRIALS
     max_seconds: float | None = None
     tight: float = TIGHT
+    give_up: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_trials", check_int(self.max_trials, "max_trials", "audit_mechanism", low=10))
@@ -77,6 +79,8 @@ class AutoBudget:
             raise InvalidParameterError(
                 f"The 'tight' parameter of audit_mechanism must be in (0, 1]; got {self.tight!r} instead."
             )
+        if not isinstance(self.give_up, bool):
+            raise InvalidParameterError(f"The 'give_up' parameter of audit_mechanism must be True or False; got {self.give_up!r}.")
 
 
 def planned_rounds(max_trials: int, first: int = FIRST_ROUND) -> list[int]:

@@ -59,6 +59,9 @@ def recertify(result: Result, bound: Bound) -> Result:
     """
     if not isinstance(bound, Bound):
         raise InvalidParameterError(f"recertify needs a Bound; got {type(bound).__name__}.")
+    if isinstance(result, AuditResult) and result.phases is not None and result.phases.sequential is not None:
+        raise InvalidParameterError("A trials='sequential' result holds at every stopping time only under the confidence"
+                                    " sequences it was played with; audit again under the other bound instead.")
     if isinstance(result, AuditResult) and result.evidence is not None:
         again: Result = _rounds(result, bound) if _is_auto(result) else _two_dataset(result, bound)
     elif isinstance(result, MembershipResult) and result.observations is not None and result.game_spec is not None:

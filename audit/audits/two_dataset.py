@@ -24,6 +24,7 @@ from dpaudit.attacks.selection_budget import split_budget
 from dpaudit.audit.audits.advice import trials_for_violation
 from dpaudit.audit.audits.auto_trials import AUTO, FIRST_ROUND, AutoBudget, audit_in_rounds, first_round
 from dpaudit.audit.audits.reproducibility import global_streams
+from dpaudit.audit.audits.sequential_trials import SEQUENTIAL, audit_sequentially, check_sequential
 from dpaudit.audit.audits.two_dataset_play import Played, Setting, play
 from dpaudit.audit.estimators.certify import Bound, certify
 from dpaudit.audit.estimators.intervals import INTERVALS, Bands, TwoRates, interval_named
@@ -166,6 +167,7 @@ def audit_mechanism(
     violation is certified, the bound reaches a fraction of the claim, or
     `budget` (an `AutoBudget`: trials, seconds) is spent; each round pays
     its share of 1 − `confidence`, and `result.phases.auto` lists them.
+    `trials="sequential"` stops likewise, its bound valid at any stopping time (`sequential_trials`).
 
     With `search` (True, or an `InputSpace` to draw random pairs from) and
     no d0/d1, the pair is chosen first among StatDP's patterns and random
@@ -181,7 +183,7 @@ def audit_mechanism(
     Args:
         mechanism: the `Mechanism` to audit (its claim and relation decide the verdict).
         d0, d1: the neighbouring datasets (default: the mechanism's worst-case pair, or a search).
-        trials: outputs per dataset, or "auto" for rounds that stop at a verdict or `budget`.
+        trials: outputs per dataset, "auto" for rounds that stop at a verdict or `budget`, or "sequential".
         seed, confidence, delta, interval: of the audit (or `bound=Bound(confidence=, delta=, strategy=)`).
         progress, workers, scheduler: where it runs (or `execution=Execution(...)`).
         search, budget: pair search (True, an InputSpace, or "hunt"); the auto budget.
@@ -201,20 +203,22 @@ def audit_mechanism(
     with progress_of(audit.execution.progress, budget.max_trials if auto else trials,
                      label=f"auditing {mechanism.name}") as bar:
         if auto:
-            return audit.in_rounds(budget, audit.seed, bar)
+            return audit.in_rounds(budget, audit.seed, bar, auto)
         return audit.once(trials, audit.seed, time.perf_counter(), global_streams(), bar)
 
 
 def _prepare(mechanism: Mechanism, d0: Any, d1: Any, *, trials: int | str, seed: int, search: bool | InputSpace | str,
-             bound: Bound, execution: Execution) -> tuple[_Audit, int, bool]:
-    """Return the checked audit (its pair resolved, searched first when asked), its trials, and whether they are "auto"."""
+             bound: Bound, execution: Execution) -> tuple[_Audit, int, str]:
+    """Return the checked audit (its pair resolved, searched first when asked), its trials, and "auto", "sequential" or ""."""
     if not isinstance(mechanism, Mechanism):
         raise InvalidParameterError(
             f"audit_mechanism needs a Mechanism; got {type(mechanism).__name__} (wrap a function with dpaudit.mechanisms.blackbox)."
         )
     seed = check_int(seed, "seed", "audit_mechanism", low=0)
     search = _check_search(search)
-    auto = trials == AUTO
+    auto = trials if isinstance(trials, str) and trials in (AUTO, SEQUENTIAL) else ""
+    if auto == SEQUENTIAL:
+        check_sequential(bound)
     trials = FIRST_ROUND if auto else check_int(trials, "trials", "audit_mechanism", low=MIN_TRIALS)
     at = bound.delta_for(mechanism.claim.delta)
     bound.estimator_for(TwoDataset(trials), at, OutputHistogram if isinstance(bound.interval(), Bands) else HeldOutCounts)
@@ -282,8 +286,12 @@ class _Audit:
                                       delta=self.delta, beta=1.0 - self.bound.confidence)
         return None if advice is None else max(advice, trials)
 
-    def in_rounds(self, budget: AutoBudget, seed: int, progress: Callable[[int], None] | None) -> AuditResult:
-        """Return the audit in rounds of `auto_trials`, the first sized to the time budget by a timing probe."""
+    def in_rounds(self, budget: AutoBudget, seed: int, progress: Callable[[int], None] | None,
+                  mode: str = AUTO) -> AuditResult:
+        """Return the audit in rounds of `auto_trials`, the first sized to the time budget by a timing probe (or in
+        the epochs of `sequential_trials` when `mode` is "sequential")."""
+        if mode == SEQUENTIAL:
+            return audit_sequentially(self, budget, progress)
         probe = np.random.default_rng(np.random.SeedSequence([seed, PROBE_KEY]))
         mech, d0, d1 = self.mechanism, self.d0, self.d1
         first = first_round(lambda n: (mech.sample(d0, n, probe), mech.sample(d1, n, probe)), budget.max_seconds)

@@ -21,7 +21,7 @@ import dataclasses
 from typing import Any, Callable, Iterator
 
 import numpy as np
-from dpaudit.attacks.distinguish import distinct_outputs, is_discrete, select_test
+from dpaudit.attacks.distinguish import DistinguishingTest, distinct_outputs, is_discrete, select_test
 from dpaudit.attacks.held_out_counts import CountRejections, HeldOutCounts
 from dpaudit.attacks.output_histogram import CountCells, OutputHistogram, cell_counts, grid_from
 from dpaudit.attacks.sampling import chunk_sizes, draw, per_chunk
@@ -37,7 +37,7 @@ from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.outputs import check_shape
 
-__all__ = ["Played", "Setting", "Streams", "play"]
+__all__ = ["Chosen", "Played", "Setting", "Streams", "choose", "count_errors", "play"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,14 +158,59 @@ def _choose(s: Setting, streams: Streams, elements: int, kept: Screen | None, n_
     if kept is not None:
         choice = dataclasses.replace(choice, test=dataclasses.replace(choice.test, scorer=on_whole_outputs(choice.test.scorer, kept)))
     direction = held_out_direction(choice, n_held, s.beta, level) if isinstance(s.interval, RatioInterval) else None
-    return choice.test, n_select + n_screen, n_held, direction
+    return choice, n_select + n_screen, n_held, direction
+
+
+@dataclasses.dataclass(frozen=True)
+class Chosen:
+    """A test chosen on a selection sample, before any held-out output: what `count_errors` needs to judge it.
+
+    `fpr` and `fnr` are its rates on the selection outputs that chose it
+    (biased low by the choice: a guess, never evidence).
+    """
+
+    test: DistinguishingTest
+    shape: tuple[int, ...]
+    selection: int
+    held_out: int
+    fpr: float
+    fnr: float
+    screening: dict[str, Any] | None
+    warning: str | None
+
+
+def choose(s: Setting) -> Chosen:
+    """Play the selection phase of the held-out game alone (screening, the selection sample, the choice of the test)."""
+    streams = Streams(s.seed)
+    shape = output_shape(s.mechanism, s.d0, streams)
+    elements = int(np.prod(shape, dtype=int))
+    kept, n_screen = _screen(s, streams, elements)
+    choice, n_select, n_held, _ = _choose(s, streams, elements, kept, n_screen)
+    screening = None if kept is None else {"trials": n_screen, "coordinates": kept.kept.tolist()}
+    return Chosen(choice.test, shape, n_select, n_held, float(choice.fpr), float(choice.fnr), screening,
+                  streams_warning(s.global_streams))
+
+
+def count_errors(s: Setting, chosen: Chosen, sizes: list[int], first: int) -> np.ndarray:
+    """Return the counts (`HeldOutCounts.from_rejections`) of held-out chunks `first`, `first` + 1, … of `sizes`.
+
+    Chunk i draws from the stream of held-out chunk i of `s.seed` (`Streams`), so chunks are never drawn twice.
+
+    Raises:
+        Interrupted: on Ctrl-C, with the counts of the chunks that finished.
+    """
+    streams = Streams(s.seed)
+    chunk_seeds = [streams.child(first + i + 1) for i in range(len(sizes))]
+    return run_chunks(CountRejections(s.mechanism, s.d0, s.d1, chosen.test, chosen.shape), sizes, chunk_seeds,
+                      name=s.mechanism.name, seed=s.seed, backend=s.backend, progress=s.progress)
 
 
 def _held_out(s: Setting, shape: tuple[int, ...], streams: Streams) -> Played:
     """Play the split game: choose a test, then count its errors on fresh outputs in seeded chunks."""
     elements = int(np.prod(shape, dtype=int))
     kept, n_screen = _screen(s, streams, elements)
-    test, n_select, n_held, direction = _choose(s, streams, elements, kept, n_screen)
+    choice, n_select, n_held, direction = _choose(s, streams, elements, kept, n_screen)
+    test = choice.test
     screening = None if kept is None else {"trials": n_screen, "coordinates": kept.kept.tolist()}
     sizes = chunk_sizes(n_held, per_chunk(elements))
     if s.progress:

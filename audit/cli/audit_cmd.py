@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     What the mechanism prints while it runs goes to stderr, so stdout holds the result alone.
     """
     from dpaudit.audit.audits.auto_trials import AUTO, AutoBudget
+    from dpaudit.audit.audits.sequential_trials import SEQUENTIAL
     from dpaudit.audit.audits.two_dataset import audit_mechanism
     from dpaudit.audit.execution.execution import Execution
     from dpaudit.audit.execution.interrupted import Interrupted
@@ -46,10 +47,10 @@ def run(args: argparse.Namespace) -> int:
         mech = mechanism_of(args)
     check_output_paths(args)
     given = {"max_trials": args.max_trials, "max_seconds": args.max_seconds, "tight": args.tight}
-    if args.trials != AUTO and any(value is not None for value in given.values()):
+    if args.trials not in (AUTO, SEQUENTIAL) and any(value is not None for value in given.values()):
         flags = ", ".join(f"--{key.replace('_', '-')}" for key, value in given.items() if value is not None)
-        raise InvalidParameterError(f"{flags} budget the rounds of --trials auto; with a fixed --trials {args.trials:,} "
-                                    "they would do nothing: pass --trials auto, or drop them.")
+        raise InvalidParameterError(f"{flags} budget --trials auto or sequential; with a fixed --trials {args.trials:,} "
+                                    "they would do nothing: pass --trials auto or sequential, or drop them.")
     budget = AutoBudget(**{key: value for key, value in given.items() if value is not None})
     execution = Execution(workers=args.workers, scheduler=args.scheduler, progress=progress_wanted(args))
     if args.hunt and args.search:
@@ -102,15 +103,16 @@ def _stopped_early(stop: Interrupted, limit: Limit, name: str, as_json: bool) ->
 
 
 def _trials_argument(text: str) -> int | str:
-    """Return `text` as a trial count (integers written as 1000000, 1e6 or 1_000_000), or "auto"."""
+    """Return `text` as a trial count (integers written as 1000000, 1e6 or 1_000_000), "auto" or "sequential"."""
     from dpaudit.audit.audits.auto_trials import AUTO
+    from dpaudit.audit.audits.sequential_trials import SEQUENTIAL
 
-    if text.strip().lower() == AUTO:
-        return AUTO
+    if text.strip().lower() in (AUTO, SEQUENTIAL):
+        return text.strip().lower()
     try:
         value = float(text.replace("_", ""))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is neither a number of trials nor 'auto'") from None
+        raise argparse.ArgumentTypeError(f"'{text}' is neither a number of trials nor 'auto' or 'sequential'") from None
     if not value.is_integer():
         raise argparse.ArgumentTypeError(f"'{text}' is not a whole number of trials")
     return int(value)
@@ -122,15 +124,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                             name_help="a built-in mechanism (see `dpaudit list`) or module:attr; omit with --command")
     add_external_arguments(parser)
     parser.add_argument("--trials", type=_trials_argument, default=1_000_000,
-                        help="outputs drawn per dataset (default 10^6; 1e6 is fine), or 'auto': rounds of growing size"
-                             " until a violation is certified or the budget is spent")
+                        help="outputs drawn per dataset (default 10^6; 1e6 is fine), 'auto': rounds of growing size"
+                             " until a violation is certified or the budget is spent, or 'sequential': an anytime-valid"
+                             " bound looked at after every chunk, stopping at a certified violation, when the claim is"
+                             " out of reach, or at the budget")
     parser.add_argument("--max-trials", type=_trials_argument,
-                        help="with --trials auto: trials per dataset over all rounds (default 2e7)")
+                        help="with --trials auto or sequential: trials per dataset in all (default 2e7)")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="stop a mechanism that hangs after SECONDS; the trials that finished give the bound")
-    parser.add_argument("--max-seconds", type=float, help="with --trials auto: no round starts that would end later")
+    parser.add_argument("--max-seconds", type=float, help="with --trials auto: no round starts that would end later;"
+                        " sequential: stop after the first look past SECONDS")
     parser.add_argument("--tight", type=float,
-                        help="with --trials auto: also stop once the bound reaches this fraction of the claimed ε (default 1)")
+                        help="with --trials auto or sequential: also stop once the bound reaches this fraction of the claimed ε"
+                             " (default 1)")
     add_confidence(parser)
     add_output_arguments(parser, save=False, report="privacy-region plot")
     add_execution_arguments(parser)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-__all__ = ["AutoRounds", "Phases", "Round"]
+__all__ = ["AutoRounds", "Epoch", "Phases", "Round", "SequentialEpochs"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,6 +41,42 @@ class AutoRounds:
 
 
 @dataclasses.dataclass(frozen=True)
+class Epoch:
+    """One epoch of `trials="sequential"`: a test chosen on `selection` fresh outputs, then `held_out` outputs judged
+    by confidence sequences at `confidence` (its share of β); its seed, its running bound and the test, in words."""
+
+    selection: int
+    held_out: int
+    seed: int
+    epsilon: float
+    confidence: float
+    test: str
+
+
+@dataclasses.dataclass(frozen=True)
+class SequentialEpochs:
+    """The epochs of `trials="sequential"`, why they stopped, and the budget and stop rules they had."""
+
+    epochs: tuple[Epoch, ...]
+    stopped: str
+    max_trials: int
+    max_seconds: float | None
+    tight: float
+    give_up: bool
+
+    @property
+    def trials_drawn(self) -> int:
+        """Return the trials per dataset drawn over all epochs (selection and held-out; the held-out ones are Poisson)."""
+        return sum(e.selection + e.held_out for e in self.epochs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON `sequential` object."""
+        return {"epochs": [dataclasses.asdict(e) for e in self.epochs], "trials_drawn": self.trials_drawn,
+                "stopped": self.stopped, "max_trials": self.max_trials, "max_seconds": self.max_seconds,
+                "tight": self.tight, "give_up": self.give_up}
+
+
+@dataclasses.dataclass(frozen=True)
 class Phases:
     """The phases of one two-dataset audit.
 
@@ -55,6 +91,7 @@ class Phases:
         interrupted: True when Ctrl-C or a time limit stopped the held-out phase.
         trials_for_violation: the projected trials per dataset that would likely certify a violation, or None.
         auto: the rounds of `trials="auto"`, or None.
+        sequential: the epochs of `trials="sequential"`, or None.
     """
 
     test: str
@@ -67,11 +104,13 @@ class Phases:
     interrupted: bool = False
     trials_for_violation: int | None = None
     auto: AutoRounds | None = None
+    sequential: SequentialEpochs | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Return the facts as the JSON's `lower_bound` object holds them (absent ones left out)."""
         out: dict[str, Any] = {"held_out": self.held_out, "selection": self.selection}
         optional = {"pair_search": self.pair_search, "screening": self.screening, "interrupted": self.interrupted or None,
                     "warning": self.warning, "trials_for_violation": self.trials_for_violation,
-                    "auto": None if self.auto is None else self.auto.to_dict()}
+                    "auto": None if self.auto is None else self.auto.to_dict(),
+                    "sequential": None if self.sequential is None else self.sequential.to_dict()}
         return {**out, **{key: value for key, value in optional.items() if value is not None}}

@@ -198,10 +198,10 @@ def run_two_dataset(cell: dict[str, Any], seed: int, epsilon: float) -> str:
     def call():
         mech = _two_dataset_mechanism(cell, epsilon, pair)
         given = () if cell["search"] else pair
-        auto = cell["trials"] == "auto"
+        auto = cell["trials"] in ("auto", "sequential")
         execution = Execution(workers=cell["workers"], progress=(lambda n: None) if cell["progress"] else False)
         return audit_mechanism(
-            mech, *given, trials="auto" if auto else TRIALS, seed=seed, search=cell["search"],
+            mech, *given, trials=cell["trials"] if auto else TRIALS, seed=seed, search=cell["search"],
             bound=Bound(delta=cell["delta"], strategy=interval_named(cell["interval"])),
             budget=AutoBudget(max_trials=AUTO_BUDGET) if auto else None, execution=execution,
         )
@@ -218,7 +218,7 @@ def two_dataset_entry() -> Entry:
         "data": DATA_KINDS,
         "output": OUTPUT_KINDS,
         "interval": tuple(INTERVALS),
-        "trials": ("fixed", "auto"),
+        "trials": ("fixed", "auto", "sequential"),
         "search": (False, True, "hunt"),
         "claim_delta": (0.0, 1e-5),
         "delta": (None, 1e-3),
@@ -523,7 +523,7 @@ CLI_TARGETS = {
 """The blind target and required flags of each audit subcommand the grid plays."""
 
 CLI_VALUES: dict[str, dict[str, tuple[Any, ...]]] = {
-    "audit": {"--trials": ("20000", "auto"), "--max-trials": (None, "400000"), "--confidence": (None, "0.99"),
+    "audit": {"--trials": ("20000", "auto", "sequential"), "--max-trials": (None, "400000"), "--confidence": (None, "0.99"),
               "--python": (None, "PYTHON")},
     "canary": {"--runs": (None, "3000"), "--one-run": (False, True), "--canaries": (None, "60"), "--confidence": (None, "0.99"),
                "--scorer": (None, "inner-product", "black-box-sum")},

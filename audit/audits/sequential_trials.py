@@ -1,0 +1,255 @@
+"""`trials="sequential"`: a two-dataset audit that looks at its bound as the draws come in and stops when it is decided.
+
+The audit runs in epochs planned before any draw: FIRST_EPOCH trials per
+dataset, then EPOCH_GROWTH times more each, and a last epoch with the rest of
+the budget. Each epoch chooses its test on a selection sample of its own
+(fresh draws, its own seed, as the fixed audit does), then draws held-out
+outputs in chunks of growing size; after each chunk, confidence sequences
+for the test's FPR and FNR (`dpaudit.audit.estimators.sequential`, beta-
+binomial mixtures, their priors tuned on the selection sample) give an ε
+lower bound that holds at every stopping time. Epoch k's sequences run at
+its share of β, fixed in advance (FINAL_SHARE to the last epoch, the rest
+split evenly over the others): by the union bound every epoch's sequences
+hold at every time at once with probability ≥ 1 − β, so the largest bound
+of any epoch at any look is a lower bound at confidence 1 − β, whenever
+and however the audit stops: no draw both chooses a test and certifies it,
+and looking costs nothing more.
+
+Stop rules, checked after every chunk: a violation is certified; the bound
+reaches `tight` × the claimed ε; the budget of trials or seconds is spent;
+or (`give_up`, in the last epoch) the claim is out of reach: even were the
+rates at the lower ends of their sequences, the upper ends at the end of the
+budget would not certify the claimed ε. An earlier epoch ends on the same
+rule for its own held-out draws and leaves what it did not draw to the last
+epoch, whose test is chosen on the largest sample. Ctrl-C returns the bound
+so far (`Interrupted.partial`), valid as any stopping time is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import TYPE_CHECKING, Any, Callable
+
+import numpy as np
+from dpaudit.attacks.held_out_counts import HeldOutCounts
+from dpaudit.attacks.sampling import per_chunk
+from dpaudit.audit.audits.auto_trials import AutoBudget
+from dpaudit.audit.audits.reproducibility import global_streams
+from dpaudit.audit.audits.two_dataset_play import Chosen, Played, Setting, choose, count_errors
+from dpaudit.audit.estimators.intervals import TwoRates
+from dpaudit.audit.estimators.lower_bound import LowerBound
+from dpaudit.audit.estimators.sequential import TwoRatesSequence, fixed_level
+from dpaudit.audit.execution.interrupted import Interrupted
+from dpaudit.audit.results.phases import Epoch, SequentialEpochs
+from dpaudit.audit.results.result import AuditResult, refutes
+from dpaudit.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    from dpaudit.audit.audits.two_dataset import _Audit
+    from dpaudit.audit.estimators.certify import Bound
+
+__all__ = ["FINAL_SHARE", "FIRST_EPOCH", "SEQUENTIAL", "audit_sequentially", "check_sequential", "epoch_shares",
+           "look_sizes", "planned_epochs"]
+
+SEQUENTIAL = "sequential"
+FIRST_EPOCH = 1000
+EPOCH_GROWTH = 4
+FINAL_SHARE = 0.5
+FIRST_LOOK = 32
+LOOK_GROWTH = 1.5
+METHOD = "beta-binomial mixture confidence sequences"
+EPOCH_KEY = 0x5E9
+
+
+def planned_epochs(max_trials: int) -> list[int]:
+    """Return the epochs' trials per dataset: FIRST_EPOCH·4^k while the rest still exceeds 4 times the next, then the rest."""
+    sizes: list[int] = []
+    size = FIRST_EPOCH
+    while sum(sizes) + size + EPOCH_GROWTH * size <= max_trials:
+        sizes.append(size)
+        size *= EPOCH_GROWTH
+    return sizes + [max_trials - sum(sizes)]
+
+
+def epoch_shares(count: int) -> tuple[float, ...]:
+    """Return each epoch's share of β: FINAL_SHARE to the last, the rest evenly to the others (all of it to a lone one)."""
+    if count == 1:
+        return (1.0,)
+    early = (1.0 - FINAL_SHARE) / (count - 1)
+    return (early,) * (count - 1) + (FINAL_SHARE,)
+
+
+def look_sizes(held_out: int, elements: int) -> list[int]:
+    """Return the chunk sizes of an epoch's held-out phase: FIRST_LOOK growing by LOOK_GROWTH, at most a memory chunk."""
+    sizes: list[int] = []
+    size, cap = float(FIRST_LOOK), per_chunk(elements)
+    while sum(sizes) < held_out:
+        sizes.append(int(min(size, cap, held_out - sum(sizes))))
+        size *= LOOK_GROWTH
+    return sizes
+
+
+def epoch_seed(seed: int, k: int) -> int:
+    """Return the seed of epoch `k`: independent streams for every epoch, apart from the rounds of `trials="auto"`."""
+    return int(np.random.SeedSequence([seed, EPOCH_KEY, k]).generate_state(1)[0])
+
+
+@dataclasses.dataclass
+class _Epoch:
+    """An epoch in progress: its setting, chosen test, sequences, the held-out counts so far and its best bound."""
+
+    setting: Setting
+    chosen: Chosen
+    sequences: TwoRatesSequence
+    counts: np.ndarray
+    share: float
+    epsilon: float = 0.0
+
+    def add(self, counts: np.ndarray, delta: float) -> None:
+        """Count a finished chunk's [d0 rejections, d1 rejections, d0 outputs, d1 outputs]; update the bound."""
+        c = HeldOutCounts.from_rejections(counts)
+        self.counts = self.counts + counts
+        self.sequences = self.sequences.add(c.false_positives, c.n0, c.false_negatives, c.n1)
+        self.epsilon = max(self.epsilon, self.sequences.epsilon(delta))
+
+    @property
+    def held_out(self) -> int:
+        """Return the held-out outputs per dataset drawn so far (the larger of the two Poisson totals)."""
+        return int(max(self.counts[2], self.counts[3]))
+
+
+def _start_epoch(audit: _Audit, trials: int, seed: int, share: float, progress: Any) -> _Epoch:
+    """Return a new epoch of `trials` per dataset: its test chosen on its selection sample, its sequences started."""
+    beta = (1.0 - audit.bound.confidence) * share
+    as_fixed = 2.0 * fixed_level(beta / 2.0)  # the test is chosen for the interval it will be judged by
+    setting = Setting(audit.mechanism, audit.d0, audit.d1, trials, seed, audit.delta, as_fixed, TwoRates(),
+                      audit.execution.backend, progress, global_streams())
+    chosen = choose(setting)
+    if progress:
+        progress(chosen.selection)
+    m = max(chosen.selection, 1)
+    guess = [(rate * m + 0.5) / (m + 1.0) for rate in (chosen.fpr, chosen.fnr)]
+    sequences = TwoRatesSequence.start(beta, guess[0], guess[1], max(chosen.held_out, 1))
+    return _Epoch(setting, chosen, sequences, np.zeros(4, dtype=np.int64), share)
+
+
+class _Run:
+    """The epochs of one sequential audit: what they drew, their bounds, and the stop rules."""
+
+    def __init__(self, audit: _Audit, budget: AutoBudget, progress: Callable[[int], None] | None) -> None:
+        self.audit, self.budget, self.progress = audit, budget, progress
+        self.start, self.drawn, self.epochs = time.perf_counter(), 0, []
+        self.stopped = "budget of trials"
+
+    def lower_bound(self) -> LowerBound:
+        """Return the largest bound of any epoch, with the counts of the epoch that gave it."""
+        best = max(reversed(self.epochs), key=lambda e: e.epsilon)
+        c = HeldOutCounts.from_rejections(best.counts)
+        s = best.sequences
+        details = {**c.facts(), "fpr_upper": s.fpr.upper, "fnr_upper": s.fnr.upper,
+                   "held_out_share_of_beta": best.share}
+        return LowerBound(epsilon=best.epsilon, confidence=self.audit.bound.confidence, method=METHOD, delta=self.audit.delta,
+                          trials=self.drawn, fpr=c.fpr, fnr=c.fnr, details=details)
+
+    def decided(self, epoch: _Epoch, last: bool) -> str | None:
+        """Return why the audit stops after this look (None: go on); "epoch" when only this epoch ends."""
+        claim, delta = self.audit.mechanism.claim, self.audit.delta
+        bound = self.lower_bound()
+        if refutes(bound, claim):
+            return "violation certified"
+        if bound.epsilon >= self.budget.tight * claim.epsilon:
+            return f"bound within {self.budget.tight:g} of the claim"
+        if self.budget.max_seconds is not None and time.perf_counter() - self.start > self.budget.max_seconds:
+            return "budget of seconds"
+        reach = epoch.sequences.reachable(epoch.chosen.held_out, delta)
+        if reach <= claim.epsilon and (not last or self.budget.give_up):
+            return "claim out of reach" if last else "epoch"
+        return None
+
+    def show(self, epsilon: float) -> None:
+        """Show the running bound on the progress bar, when it can show one."""
+        note = getattr(self.progress, "note", None)
+        if callable(note):
+            note(f"ε ≥ {epsilon:.4g}")
+
+    def play_epoch(self, k: int, trials: int, share: float, last: bool) -> str | None:
+        """Play epoch `k` until a stop rule fires or its draws are spent; return why the audit stops, or None."""
+        epoch = _start_epoch(self.audit, trials, epoch_seed(self.audit.seed, k), share, self.progress)
+        self.epochs.append(epoch)
+        self.drawn += epoch.chosen.selection
+        sizes = look_sizes(epoch.chosen.held_out, int(np.prod(epoch.chosen.shape, dtype=int)))
+        for i, size in enumerate(sizes):
+            try:
+                counts = count_errors(epoch.setting, epoch.chosen, [size], i)
+            except Interrupted as stop:
+                if stop.partial is not None and stop.done:
+                    epoch.add(np.asarray(stop.partial), self.audit.delta)
+                    self.drawn += stop.done
+                raise
+            epoch.add(counts, self.audit.delta)
+            self.drawn += int(max(counts[2], counts[3]))
+            self.show(max(e.epsilon for e in self.epochs))
+            why = self.decided(epoch, last)
+            if why is not None:
+                return None if why == "epoch" else why
+        return None
+
+    def run(self) -> None:
+        """Play the planned epochs until a stop rule fires; the last epoch gets every trial the others left."""
+        sizes = planned_epochs(self.budget.max_trials)
+        shares = epoch_shares(len(sizes))
+        for k, size in enumerate(sizes):
+            last = k == len(sizes) - 1
+            trials = max(self.budget.max_trials - self.drawn, FIRST_EPOCH) if last else size
+            why = self.play_epoch(k, trials, shares[k], last)
+            if why is not None:
+                self.stopped = why
+                return
+
+    def result(self, interrupted: bool = False) -> AuditResult:
+        """Return the result: the best epoch's test and counts, the bound of all epochs, what each epoch did."""
+        best = max(reversed(self.epochs), key=lambda e: e.epsilon)
+        c = HeldOutCounts.from_rejections(best.counts)
+        played = Played(c, best.chosen.test.describe(), best.chosen.selection, best.held_out, best.chosen.screening,
+                        interrupted, best.chosen.warning)
+        first = self.audit.result(played, self.drawn, self.audit.seed, self.start)
+        listed = tuple(Epoch(e.chosen.selection, e.held_out, e.setting.seed, e.epsilon,
+                             1.0 - (1.0 - self.audit.bound.confidence) * e.share, e.chosen.test.describe())
+                       for e in self.epochs)
+        b = self.budget
+        sequential = SequentialEpochs(listed, "interrupted" if interrupted else self.stopped, b.max_trials,
+                                      b.max_seconds, b.tight, b.give_up)
+        phases = dataclasses.replace(first.phases, sequential=sequential, trials_for_violation=None)
+        return dataclasses.replace(first, lower_bound=self.lower_bound(), secondary=(), evidence=None, phases=phases,
+                                   seconds=time.perf_counter() - self.start)
+
+
+def check_sequential(bound: Bound) -> None:
+    """Raise the one sentence when `bound` is not the two-rates interval of held-out counts, the only one sequences certify."""
+    interval = bound.interval()
+    if not isinstance(interval, TwoRates) or bound.estimator not in (None, "held-out"):
+        raise InvalidParameterError(
+            f"trials='sequential' certifies the two-rates interval with its own estimator; got the {interval.name} "
+            f"interval{'' if bound.estimator is None else ' and the estimator ' + repr(bound.estimator)}."
+        )
+
+
+def audit_sequentially(audit: _Audit, budget: AutoBudget, progress: Callable[[int], None] | None) -> AuditResult:
+    """Return the sequential audit's result (module docstring): its bound holds at confidence 1 − β whenever it stopped.
+
+    `phases.sequential` lists the epochs (selection and held-out trials,
+    seed, bound, the confidence each was paid) and why they stopped.
+
+    Raises:
+        InvalidParameterError: for another interval than two rates.
+        Interrupted: on Ctrl-C, with the result so far as `partial` (None before the first held-out chunk).
+    """
+    check_sequential(audit.bound)
+    run = _Run(audit, budget, progress)
+    try:
+        run.run()
+    except KeyboardInterrupt:
+        partial = run.result(interrupted=True) if any(e.held_out for e in run.epochs) else None
+        raise Interrupted(partial, done=run.drawn, total=budget.max_trials) from None
+    return run.result()

@@ -1,0 +1,103 @@
+"""`trials="sequential"`: false violations under continuous monitoring, a blatant bug caught early, its report and refusals."""
+
+import json
+
+import numpy as np
+import pytest
+from dpaudit.audit import Bound, audit_mechanism, recertify
+from dpaudit.audit.audits.auto_trials import AutoBudget
+from dpaudit.audit.audits.sequential_trials import epoch_shares, planned_epochs
+from dpaudit.audit.execution.interrupted import Interrupted
+from dpaudit.errors import InvalidParameterError
+from dpaudit.mechanisms import blackbox, get_mechanism
+from scipy.stats import binom
+
+BETA = 0.05
+
+
+def _false_violations(name: str, seeds: range, max_trials: int) -> int:
+    """Return how many of the seeds' sequential audits of an exactly tight mechanism certified a violation.
+
+    `give_up=False`: each audit watches its bound until the budget and stops
+    only at the first certified violation, the most chances to be wrong.
+    """
+    mech = get_mechanism(name)
+    budget = AutoBudget(max_trials=max_trials, give_up=False)
+    return sum(audit_mechanism(mech, trials="sequential", seed=s, confidence=1 - BETA, budget=budget).verdict == "violation"
+               for s in seeds)
+
+
+@pytest.mark.parametrize("name", ["geometric", "randomized_response"])
+def test_exactly_tight_mechanisms_are_flagged_at_most_beta_of_the_time_under_continuous_monitoring(name):
+    seeds = range(20)
+    assert _false_violations(name, seeds, 20_000) <= binom.ppf(0.999, len(seeds), BETA)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["geometric", "randomized_response"])
+def test_exactly_tight_mechanisms_over_200_seeds(name):
+    seeds = range(200)
+    assert _false_violations(name, seeds, 200_000) <= binom.ppf(0.999, len(seeds), BETA)
+
+
+def _laplace_with_a_tenth_of_its_noise(data, rng, size=None):
+    return float(np.sum(data)) + rng.laplace(0.0, 0.1, size)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_blatant_bug_is_certified_within_a_few_hundred_draws(seed):
+    mech = blackbox(_laplace_with_a_tenth_of_its_noise, epsilon=1.0, null_record=0.0, name="laplace-tenth-noise")
+    res = audit_mechanism(mech, [0.0], [1.0], trials="sequential", seed=seed)
+    assert res.verdict == "violation"
+    assert res.phases.sequential.stopped == "violation certified"
+    assert res.phases.sequential.trials_drawn <= 1000  # the first epoch: 333 choose, the held-out looks of 32, 48, …
+
+
+def test_on_a_correct_mechanism_the_bound_at_the_full_budget_is_near_the_fixed_one():
+    mech = get_mechanism("laplace")
+    fixed = audit_mechanism(mech, trials=200_000, seed=3).lower_bound.epsilon
+    res = audit_mechanism(mech, trials="sequential", seed=3, budget=AutoBudget(max_trials=200_000, give_up=False))
+    assert res.phases.sequential.stopped == "budget of trials"
+    assert res.phases.sequential.trials_drawn <= 200_000 * 1.01  # Poisson held-out counts
+    assert 0.9 * fixed <= res.lower_bound.epsilon <= 1.0
+
+
+def test_the_epochs_and_shares_are_planned_within_the_budget():
+    assert planned_epochs(1_000_000) == [1000, 4000, 16000, 64000, 915_000]
+    assert planned_epochs(3000) == [3000]
+    assert epoch_shares(5) == (0.125,) * 4 + (0.5,) and epoch_shares(1) == (1.0,)
+
+
+def test_the_json_lists_the_epochs_and_recertify_refuses():
+    res = audit_mechanism(get_mechanism("laplace"), trials="sequential", seed=0, budget=AutoBudget(max_trials=20_000))
+    out = json.loads(json.dumps(res.to_dict()))
+    lower = out["lower_bound"]
+    assert lower["method"] == "beta-binomial mixture confidence sequences"
+    assert lower["sequential"]["epochs"] and lower["sequential"]["stopped"]
+    assert sum(e["confidence"] < 1 for e in lower["sequential"]["epochs"]) == len(lower["sequential"]["epochs"])
+    assert {"held_out_d0", "false_positives", "fpr_upper", "fnr_upper"} <= set(lower)
+    with pytest.raises(InvalidParameterError, match="sequential"):
+        recertify(res, Bound(confidence=0.9))
+
+
+@pytest.mark.parametrize("interval", ["ratio", "bands"])
+def test_other_intervals_are_refused_in_one_sentence(interval):
+    with pytest.raises(InvalidParameterError, match="two-rates"):
+        audit_mechanism(get_mechanism("laplace"), trials="sequential", interval=interval)
+
+
+def test_ctrl_c_returns_the_bound_so_far():
+    calls = []
+
+    def stops_on_the_twentieth_call(data, rng, size=None):
+        calls.append(1)
+        if len(calls) == 20:
+            raise KeyboardInterrupt
+        return float(np.sum(data)) + rng.laplace(0.0, 1.0, size)
+
+    mech = blackbox(stops_on_the_twentieth_call, epsilon=1.0, null_record=0.0, name="stops")
+    with pytest.raises(Interrupted) as stop:
+        audit_mechanism(mech, [0.0], [1.0], trials="sequential", seed=0)
+    partial = stop.value.partial
+    assert partial is not None and partial.phases.sequential.stopped == "interrupted"
+    assert 0.0 <= partial.lower_bound.epsilon <= 1.0 and partial.lower_bound.trials == stop.value.done
