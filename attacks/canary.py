@@ -334,7 +334,7 @@ REMEDY = "declare the records it takes (blackbox(..., records=...)), or play its
 
 Mapper = Callable[[Callable[[int], Any], int], list]
 """`mapper(play, n)` returns [play(0), ..., play(n − 1)], each value in its index's place, wherever the calls run
-(in process, or on Dask workers: `dpaudit.audit.execution.runs.map_runs`). Every call draws from its own seed,
+(in process, or on Dask workers: `dpaudit.execution.runs.map_runs`). Every call draws from its own seed,
 fixed before any runs, so the game's outputs do not depend on where or in which order they ran."""
 
 

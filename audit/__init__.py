@@ -47,9 +47,6 @@ if TYPE_CHECKING:  # the real types of the lazy names, for type checkers and edi
     from dpaudit.audit.estimators.thresholds import DominatingPair as DominatingPair
     from dpaudit.audit.estimators.thresholds import SimultaneousBands as SimultaneousBands
     from dpaudit.audit.estimators.thresholds import Split as Split
-    from dpaudit.audit.execution.backends import Backend as Backend
-    from dpaudit.audit.execution.execution import Execution as Execution
-    from dpaudit.audit.execution.interrupted import Interrupted as Interrupted
     from dpaudit.audit.results.phases import Phases as Phases
     from dpaudit.audit.results.replay_result import ReplayResult as ReplayResult
     from dpaudit.audit.results.report import write_report as write_report
@@ -57,6 +54,9 @@ if TYPE_CHECKING:  # the real types of the lazy names, for type checkers and edi
     from dpaudit.audit.results.result import MembershipResult as MembershipResult
     from dpaudit.audit.results.result import Result as Result
     from dpaudit.audit.theory.upper_bound import UpperBound as UpperBound
+    from dpaudit.execution.backends import Backend as Backend
+    from dpaudit.execution.execution import Execution as Execution
+    from dpaudit.execution.interrupted import Interrupted as Interrupted
     from dpaudit.mechanisms.dpsgd.config import DPSGDConfig as DPSGDConfig
     from dpaudit.mechanisms.dpsgd.user_trainer import UserTrainer as UserTrainer
 
@@ -110,9 +110,9 @@ _SECTIONS: dict[str, dict[str, str]] = {
         "UpperBound": "dpaudit.audit.theory.upper_bound",
     },
     "Where it runs": {
-        "Execution": "dpaudit.audit.execution.execution",
-        "Backend": "dpaudit.audit.execution.backends",
-        "Interrupted": "dpaudit.audit.execution.interrupted",
+        "Execution": "dpaudit.execution.execution",
+        "Backend": "dpaudit.execution.backends",
+        "Interrupted": "dpaudit.execution.interrupted",
         "DPSGDInterrupted": "dpaudit.audit.audits.dpsgd",
     },
 }

@@ -20,7 +20,7 @@ import os
 import time
 
 from dpaudit.audit.audits.two_dataset import audit_mechanism
-from dpaudit.audit.execution.backends import dask_client
+from dpaudit.execution.backends import dask_client
 from dpaudit.mechanisms.registry import get_mechanism
 from rich.console import Console
 from rich.table import Table

@@ -25,7 +25,7 @@ from dpaudit.attacks.selection_budget import split_budget
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
 from dpaudit.audit.estimators.projection import projected_bound
-from dpaudit.audit.execution.runner import run_inline, seeds
+from dpaudit.execution.runner import run_inline, seeds
 from dpaudit.mechanisms.registry import get_mechanism
 from rich.console import Console
 from rich.table import Table

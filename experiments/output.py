@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dpaudit.audit.estimators.lower_bound import jsonable
+from dpaudit.json_values import jsonable
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

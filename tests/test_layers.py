@@ -1,8 +1,9 @@
 """The layers import downward only, without cycles, and importing the core loads no optional library.
 
 The layers: the package `dpaudit` itself (the root `__init__.py`, which imports nothing of dpaudit) with
-the project-wide errors and validation beside it (`dpaudit.errors`, `dpaudit.validation`), then
-mechanisms < attacks < audit < experiments, then modules beside the folders (`dpaudit.testing`).
+the project-wide errors, validation and JSON values beside it (`dpaudit.errors`, `dpaudit.validation`,
+`dpaudit.json_values`), then mechanisms < execution < attacks < audit < experiments, then modules beside
+the folders (`dpaudit.testing`).
 
 The import graph counts every import a module can run: at the top of the module, inside a function or
 a class, and `importlib.import_module("dpaudit…")` with a literal name; only imports under
@@ -21,8 +22,8 @@ from pathlib import Path
 from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYERS = {"mechanisms": 0, "attacks": 1, "audit": 2, "experiments": 3}
-FOUNDATION = {"dpaudit.errors", "dpaudit.validation"}
+LAYERS = {"mechanisms": 0, "execution": 1, "attacks": 2, "audit": 3, "experiments": 4}
+FOUNDATION = {"dpaudit.errors", "dpaudit.json_values", "dpaudit.validation"}
 IMPORTERS = {"import_module", "__import__"}
 
 
@@ -167,15 +168,15 @@ def test_the_graph_sees_nested_and_literal_imports_but_not_type_checking_ones():
         "else:\n"
         "    import dpaudit.attacks.observations\n"
         "def f():\n"
-        "    from dpaudit.audit.execution.backends import run_dask\n"
+        "    from dpaudit.execution.backends import run_dask\n"
         "    return importlib.import_module('dpaudit.experiments.dpsgd')\n"
         "class C:\n"
         "    from . import errors\n"
         "    from .base import Claim\n"
     )
     names = ("dpaudit.mechanisms", "dpaudit.mechanisms.base", "dpaudit.mechanisms.errors", "dpaudit.attacks",
-             "dpaudit.attacks.canary", "dpaudit.attacks.observations", "dpaudit.audit", "dpaudit.audit.execution",
-             "dpaudit.audit.execution.backends", "dpaudit.experiments", "dpaudit.experiments.dpsgd")
+             "dpaudit.attacks.canary", "dpaudit.attacks.observations", "dpaudit.execution",
+             "dpaudit.execution.backends", "dpaudit.experiments", "dpaudit.experiments.dpsgd")
     assert module_edges("dpaudit.mechanisms.x", source, False, dict.fromkeys(names)) == set(names) - {
         "dpaudit.mechanisms", "dpaudit.attacks.canary"}
 

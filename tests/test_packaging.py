@@ -1,7 +1,8 @@
 """Every folder of Python files that installs under `dpaudit` is a listed package (else setuptools warns at every install)."""
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -33,9 +33,9 @@ from dpaudit.attacks.one_run_game import one_run_game
 from dpaudit.audit.audits.membership import Played, Subject, run_membership_audit
 from dpaudit.audit.audits.two_dataset import theory_upper_bound
 from dpaudit.audit.estimators.certify import Bound
-from dpaudit.audit.execution.execution import Execution, in_process, spread
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.errors import InvalidParameterError
+from dpaudit.execution.execution import Execution, in_process, spread
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation, check_pair
 from dpaudit.mechanisms.records import BoxRecords, CategoryRecords, VectorRecords
 from dpaudit.validation import check_int

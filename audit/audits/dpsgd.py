@@ -23,11 +23,11 @@ from dpaudit.attacks.games import MIN_RUNS, TRAINING_RUNS, Game, MultiRun, OneRu
 from dpaudit.audit.audits.dpsgd_attack import DPSGDAttack
 from dpaudit.audit.audits.membership import Subject, run_membership_audit
 from dpaudit.audit.estimators.certify import Bound
-from dpaudit.audit.execution.execution import Execution
-from dpaudit.audit.execution.interrupted import Interrupted
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.audit.theory.upper_bound import upper_bound
 from dpaudit.errors import InvalidParameterError
+from dpaudit.execution.execution import Execution
+from dpaudit.execution.interrupted import Interrupted
 from dpaudit.mechanisms.base import Relation
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.target import DPSGDTarget, resolve_target

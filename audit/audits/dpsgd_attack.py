@@ -23,10 +23,10 @@ from dpaudit.audit.audits.dpsgd_runs import multi_run, one_run
 from dpaudit.audit.audits.dpsgd_screening import screen
 from dpaudit.audit.audits.membership import Played
 from dpaudit.audit.estimators.certify import Bound
-from dpaudit.audit.execution.execution import Execution
-from dpaudit.audit.execution.fingerprint import fingerprint
-from dpaudit.audit.execution.run_store import RunStore
 from dpaudit.errors import MechanismError
+from dpaudit.execution.execution import Execution
+from dpaudit.execution.fingerprint import fingerprint
+from dpaudit.execution.run_store import RunStore
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.target import DPSGDTarget
 

@@ -15,11 +15,11 @@ from dpaudit.attacks.dpsgd.game import (
     play_one_run,
 )
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.execution.execution import Execution
-from dpaudit.audit.execution.interrupted import Interrupted
-from dpaudit.audit.execution.progress import progress_of
-from dpaudit.audit.execution.run_store import RunStore
-from dpaudit.audit.execution.runs import run_groups
+from dpaudit.execution.execution import Execution
+from dpaudit.execution.interrupted import Interrupted
+from dpaudit.execution.progress import progress_of
+from dpaudit.execution.run_store import RunStore
+from dpaudit.execution.runs import run_groups
 
 __all__ = ["MIN_GROUPS", "multi_run", "one_run"]
 

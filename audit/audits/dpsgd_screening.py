@@ -33,9 +33,9 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.audit.audits.dpsgd_runs import multi_run
 from dpaudit.audit.estimators.certify import Bound, certify
 from dpaudit.audit.estimators.projected_runs import auc_mu
-from dpaudit.audit.execution.execution import Execution
-from dpaudit.audit.execution.run_store import RunStore
 from dpaudit.errors import MechanismError
+from dpaudit.execution.execution import Execution
+from dpaudit.execution.run_store import RunStore
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 
 __all__ = ["MIN_SCREEN", "SCREEN_FRACTION", "Screening", "screen"]

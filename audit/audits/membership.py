@@ -20,11 +20,11 @@ from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.certify import Bound, certify, certify_best
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.projected_runs import projected_runs_of
-from dpaudit.audit.execution.run_store import RunStore
 from dpaudit.audit.results.provenance import ARMS, Selection
 from dpaudit.audit.results.result import MembershipResult, refutes
 from dpaudit.audit.theory.upper_bound import UpperBound
 from dpaudit.errors import InvalidParameterError
+from dpaudit.execution.run_store import RunStore
 from dpaudit.mechanisms.base import Claim
 from dpaudit.validation import check_int
 

@@ -28,11 +28,11 @@ from dpaudit.attacks.replay.replay_pair import Replay
 from dpaudit.audit.audits.two_dataset import audit_mechanism
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.estimators.intervals import TwoRates
-from dpaudit.audit.execution.execution import Execution
 from dpaudit.audit.results.provenance import Selection
 from dpaudit.audit.results.replay_result import Certified, ReplayReport, ReplayResult
 from dpaudit.audit.theory.profiles import gdp_epsilon
 from dpaudit.errors import InvalidParameterError, MechanismError
+from dpaudit.execution.execution import Execution
 from dpaudit.mechanisms.base import Mechanism, check_pair
 from dpaudit.validation import check_delta, check_int, check_probability_open
 

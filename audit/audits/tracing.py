@@ -35,9 +35,9 @@ from dpaudit.attacks.tracing.scores import (
 from dpaudit.audit.audits.canaries import mechanism_subject
 from dpaudit.audit.audits.membership import Played, run_membership_audit
 from dpaudit.audit.estimators.certify import Bound
-from dpaudit.audit.execution.execution import Execution, spread
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.errors import InvalidParameterError
+from dpaudit.execution.execution import Execution, spread
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.transforms import copies
 from dpaudit.validation import check_int

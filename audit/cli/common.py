@@ -510,14 +510,14 @@ def user_output_to_stderr() -> contextlib.AbstractContextManager:
 
 def execution_of(args: argparse.Namespace) -> Any:
     """Return the `Execution` of --workers and --scheduler (and the progress bar, unless --quiet)."""
-    from dpaudit.audit.execution.execution import Execution
+    from dpaudit.execution.execution import Execution
 
     return Execution(workers=args.workers, scheduler=args.scheduler, progress=progress_wanted(args))
 
 
 def progress_wanted(args: argparse.Namespace) -> bool:
     """Return True when a progress bar may be drawn: not --quiet, and stderr is a terminal."""
-    from dpaudit.audit.execution.progress import wanted
+    from dpaudit.execution.progress import wanted
 
     return wanted(quiet=args.quiet)
 

@@ -44,8 +44,8 @@ def run(args: argparse.Namespace) -> int:
     check_output_paths(args)
     game, bound = game_and_bound(args, GAME, delta=args.at_delta)
     from dpaudit.audit.audits.dpsgd import audit_dpsgd  # torch: only once the flags are checked
-    from dpaudit.audit.execution.execution import Execution
-    from dpaudit.audit.execution.interrupted import Interrupted
+    from dpaudit.execution.execution import Execution
+    from dpaudit.execution.interrupted import Interrupted
 
     with user_output_to_stderr():
         target = _target(args.target)

@@ -6,7 +6,9 @@ import dataclasses
 import math
 from typing import Any, Mapping
 
-__all__ = ["LowerBound", "jsonable"]
+from dpaudit.json_values import jsonable
+
+__all__ = ["LowerBound"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,18 +74,3 @@ class LowerBound:
 
 def _finite_or_none(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
-
-
-def jsonable(value: Any) -> Any:
-    """Return `value` with numpy arrays and scalars, data frames (as dicts of columns), nested in dicts, lists and tuples, as JSON types."""
-    if hasattr(value, "to_dict") and hasattr(value, "columns"):
-        return jsonable(value.to_dict(orient="list"))
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if hasattr(value, "tolist"):
-        return jsonable(value.tolist())
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value

@@ -15,8 +15,8 @@ import math
 from typing import Any
 
 from dpaudit.attacks.replay.findings import Finding
-from dpaudit.audit.estimators.lower_bound import jsonable
 from dpaudit.audit.results.result import AuditResult
+from dpaudit.json_values import jsonable
 
 __all__ = ["Certified", "ReplayReport", "ReplayResult"]
 

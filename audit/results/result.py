@@ -7,12 +7,13 @@ import math
 from typing import TYPE_CHECKING, Any, Mapping
 
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.estimators.lower_bound import LowerBound, jsonable
+from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.projected_runs import withheld_reason
 from dpaudit.audit.results.phases import Phases
 from dpaudit.audit.results.provenance import Recertified, Selection
 from dpaudit.audit.results.render import NO_THEORY, fact_name, fmt, guesses_text, key_value_table, plain_text, upper_bound_text
 from dpaudit.audit.theory.upper_bound import UpperBound
+from dpaudit.json_values import jsonable
 from dpaudit.mechanisms.base import Claim
 
 if TYPE_CHECKING:

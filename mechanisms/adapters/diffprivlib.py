@@ -52,7 +52,7 @@ from dpaudit.mechanisms.base import Mechanism, Relation
 from dpaudit.mechanisms.builtins.floating_point import as_bits
 from dpaudit.mechanisms.environments import ENVIRONMENTS, Environment, declare, environment_python
 from dpaudit.mechanisms.external.processes import ExternalProcess, external_python
-from dpaudit.mechanisms.neighbours import NeighbourCheck, by_relation, equal_rows, in_domain, local
+from dpaudit.mechanisms.neighbours import NeighbourCheck, any_length, by_relation, equal_rows, in_domain, local
 from dpaudit.mechanisms.neighbours import declare as declare_domain
 from dpaudit.mechanisms.records import BoxRecords, NumberRecords
 from dpaudit.mechanisms.registry import register
@@ -163,20 +163,23 @@ def answer_pair(lower: float, sensitivity: float) -> tuple[np.ndarray, np.ndarra
 
 
 def _answers(sensitivity: float, domain: NumberRecords, norm: float = np.inf) -> NeighbourCheck:
-    """Return a check: answers in `domain`, of one length, ‖d0 − d1‖_norm ≤ sensitivity."""
+    """Return a check: answers in `domain`, of one length, ‖d0 − d1‖_norm ≤ sensitivity.
+
+    It sees pairs of any lengths (`any_length`): an added answer is another query, not a neighbour.
+    """
 
     def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
         outside = in_domain(domain, d0, d1)
         if outside:
             return outside.replace("records are", "query answers are")
         if np.shape(d0) != np.shape(d1):
-            return f"the answers have shapes {np.shape(d0)} and {np.shape(d1)}"
+            return f"they must answer the same queries; the answers have shapes {np.shape(d0)} and {np.shape(d1)}"
         dist = float(np.linalg.norm((np.asarray(d0, float) - np.asarray(d1, float)).ravel(), ord=norm))
         if dist > sensitivity + 1e-12:
             return f"their answers differ by {dist:g}, more than the sensitivity {sensitivity:g}"
         return None
 
-    return declare_domain(local(check), domain)
+    return declare_domain(any_length(local(check)), domain)
 
 
 def record_pair(lower: float, upper: float, n: int, *, added: bool = False) -> tuple[np.ndarray, np.ndarray]:

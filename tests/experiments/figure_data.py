@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dpaudit.audit.estimators.lower_bound import jsonable
+from dpaudit.json_values import jsonable
 
 ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "docs" / "figures"

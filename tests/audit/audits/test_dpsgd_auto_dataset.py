@@ -120,8 +120,8 @@ def test_correct_loops_are_not_flagged_over_20_seeds_at_auto(loop):
 def test_screening_runs_are_saved_and_a_resumed_audit_replays_none_of_them(tmp_path):
     import json
 
-    from dpaudit.audit.execution.execution import Execution
-    from dpaudit.audit.execution.interrupted import Interrupted
+    from dpaudit.execution.execution import Execution
+    from dpaudit.execution.interrupted import Interrupted
 
     target, runs = _target(steps=3, batch=180.0), 50
     done = []

@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 
 import torch_func_loop  # noqa: E402
 from dpaudit.audit import Execution, UserTrainer, audit_dpsgd  # noqa: E402
-from dpaudit.audit.execution.fingerprint import UnfingerprintableError, code_digest, fingerprint  # noqa: E402
+from dpaudit.execution.fingerprint import UnfingerprintableError, code_digest, fingerprint  # noqa: E402
 from dpaudit.mechanisms import Claim  # noqa: E402
 
 HERE = Path(__file__).parent
@@ -39,7 +39,7 @@ def test_a_torch_func_loop_is_audited_stored_and_resumed_to_the_same_result(tmp_
 
 
 def test_the_loop_digest_is_the_same_in_another_process():
-    code = "import torch_func_loop; from dpaudit.audit.execution.fingerprint import code_digest; " \
+    code = "import torch_func_loop; from dpaudit.execution.fingerprint import code_digest; " \
            "print(code_digest(torch_func_loop.train))"
     other = subprocess.run([sys.executable, "-c", code], cwd=HERE, capture_output=True, text=True, check=True)
     assert other.stdout.strip() == code_digest(torch_func_loop.train)

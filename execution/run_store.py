@@ -3,7 +3,7 @@
 `setup.json` records what the runs are (settings and seed, and under
 "fingerprint" a digest of everything that determines them: target, code,
 data, configuration, claim, canaries, dataset, game and seed;
-`dpaudit.audit.execution.fingerprint`); `runs.jsonl` gets one line per
+`dpaudit.execution.fingerprint`); `runs.jsonl` gets one line per
 finished run, written and flushed to disk as the run ends. A resume whose
 setup differs is refused before anything is written, so a folder never
 mixes the runs of two audits. A line cut short by a hard kill is dropped on
@@ -18,8 +18,8 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
-from dpaudit.audit.estimators.lower_bound import jsonable
 from dpaudit.errors import InvalidParameterError
+from dpaudit.json_values import jsonable
 
 __all__ = ["RunStore"]
 

@@ -13,8 +13,8 @@ import sys
 
 import pytest
 from dpaudit.audit.cli import main
-from dpaudit.audit.execution.backends import NO_DASHBOARD
-from dpaudit.audit.execution.shipping import referenced_modules, user_modules
+from dpaudit.execution.backends import NO_DASHBOARD
+from dpaudit.execution.shipping import referenced_modules, user_modules
 
 distributed = pytest.importorskip("distributed")
 

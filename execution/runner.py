@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 import numpy as np
-from dpaudit.audit.execution.interrupted import Interrupted
 from dpaudit.errors import MechanismError
+from dpaudit.execution.interrupted import Interrupted
 
 __all__ = ["Progress", "Task", "run_batch", "run_inline", "seeds"]
 

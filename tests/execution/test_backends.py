@@ -14,8 +14,8 @@ import pathlib
 import numpy as np
 import pytest
 from dpaudit.audit.audits.two_dataset import audit_mechanism
-from dpaudit.audit.execution.backends import NO_DASHBOARD, BackendError
 from dpaudit.errors import MechanismError
+from dpaudit.execution.backends import NO_DASHBOARD, BackendError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.registry import get_mechanism
 

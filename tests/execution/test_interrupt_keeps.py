@@ -42,7 +42,7 @@ def test_interrupt_before_any_chunk_keeps_nothing():
 
 def test_cli_prints_the_partial_result_and_exits_130(capsys, tmp_path, monkeypatch):
     (tmp_path / "stopper.py").write_text(
-        "from tests.audit.execution.test_interrupt_keeps import interrupted_laplace\nmech = interrupted_laplace(8)\n"
+        "from tests.execution.test_interrupt_keeps import interrupted_laplace\nmech = interrupted_laplace(8)\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     assert main(["audit", "stopper:mech", "--trials", "1200000", "--json", "--quiet"]) == 130

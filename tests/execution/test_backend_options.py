@@ -8,9 +8,9 @@ import sys
 import pytest
 from dpaudit.attacks.sampling import chunk_sizes, per_chunk
 from dpaudit.audit.audits.two_dataset import audit_mechanism
-from dpaudit.audit.execution.backends import BATCHES_PER_WORKER, MAX_BATCH, Backend, BackendError, batches, dask_client
-from dpaudit.audit.execution.progress import compact, trial_progress, wanted
 from dpaudit.errors import InvalidParameterError
+from dpaudit.execution.backends import BATCHES_PER_WORKER, MAX_BATCH, Backend, BackendError, batches, dask_client
+from dpaudit.execution.progress import compact, trial_progress, wanted
 from dpaudit.mechanisms.registry import get_mechanism
 
 
@@ -29,7 +29,7 @@ def test_missing_dask_says_how_to_install(monkeypatch):
 
 def test_unreachable_scheduler_is_one_sentence(monkeypatch):
     pytest.importorskip("distributed")
-    monkeypatch.setattr("dpaudit.audit.execution.backends.CONNECT_TIMEOUT", "1s")
+    monkeypatch.setattr("dpaudit.execution.backends.CONNECT_TIMEOUT", "1s")
     with pytest.raises(BackendError, match="Cannot reach the Dask scheduler"):
         audit_mechanism(get_mechanism("laplace"), trials=20_000, scheduler="tcp://127.0.0.1:9")
 

@@ -24,10 +24,10 @@ import uuid
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from dpaudit.audit.execution.interrupted import Interrupted
-from dpaudit.audit.execution.runner import Progress, Task, run_batch, run_inline
-from dpaudit.audit.execution.shipping import ship_user_modules
 from dpaudit.errors import DPAuditError, InvalidParameterError, MechanismError
+from dpaudit.execution.interrupted import Interrupted
+from dpaudit.execution.runner import Progress, Task, run_batch, run_inline
+from dpaudit.execution.shipping import ship_user_modules
 from dpaudit.validation import check_int
 
 __all__ = [

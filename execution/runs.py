@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from dpaudit.audit.execution.backends import Backend, dask_client
-from dpaudit.audit.execution.runner import Progress
-from dpaudit.audit.execution.shipping import ship_user_modules
+from dpaudit.execution.backends import Backend, dask_client
+from dpaudit.execution.runner import Progress
+from dpaudit.execution.shipping import ship_user_modules
 
 __all__ = ["map_runs", "run_each", "run_groups"]
 

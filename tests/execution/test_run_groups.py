@@ -1,7 +1,7 @@
 """Runs played a group at a time are still handed back one by one, in order, with the progress counted in runs."""
 
-from dpaudit.audit.execution.backends import Backend
-from dpaudit.audit.execution.runs import run_groups
+from dpaudit.execution.backends import Backend
+from dpaudit.execution.runs import run_groups
 
 
 def test_each_run_of_each_group_is_finished_on_its_own():

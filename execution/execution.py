@@ -6,11 +6,11 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Union
 
-from dpaudit.audit.execution.backends import Backend
 from dpaudit.errors import InvalidParameterError
+from dpaudit.execution.backends import Backend
 
 if TYPE_CHECKING:
-    from dpaudit.audit.execution.run_store import RunStore
+    from dpaudit.execution.run_store import RunStore
 
 __all__ = ["Execution", "ProgressSpec", "in_process", "spread"]
 
@@ -57,7 +57,7 @@ class Execution:
         """
         if self.store is None:
             return None
-        from dpaudit.audit.execution.run_store import RunStore
+        from dpaudit.execution.run_store import RunStore
 
         return RunStore(Path(self.store) if part is None else Path(self.store) / part, setup, resume=self.resume)
 
@@ -98,6 +98,6 @@ def spread(execution: Execution, owner: str) -> Callable[[Callable[[int], Any], 
         raise InvalidParameterError(f"{owner} keeps no training runs, so it takes no store; drop store= (--store).")
     import functools
 
-    from dpaudit.audit.execution.runs import map_runs
+    from dpaudit.execution.runs import map_runs
 
     return functools.partial(map_runs, backend=execution.backend)

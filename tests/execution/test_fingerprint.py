@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from dpaudit.audit.execution.fingerprint import code_digest, fingerprint, value_digest
+from dpaudit.execution.fingerprint import code_digest, fingerprint, value_digest
 from dpaudit.mechanisms import InvalidParameterError
 
 SCALE = 1.0
