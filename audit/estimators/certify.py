@@ -117,7 +117,7 @@ class Bound:
         delta: δ of the bound; None: the claim's δ (0 without a claim).
         strategy: how a membership threshold is chosen and paid for (a
             `thresholds` strategy; None: `BestOf()`, the dominating pair and
-            the simultaneous bands at β/2 each), or how a two-dataset test is
+            the simultaneous bands at `DEFAULT_SHARES` of β), or how a two-dataset test is
             certified (an `intervals` strategy; None: `TwoRates()`).
     """
 

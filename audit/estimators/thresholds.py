@@ -7,7 +7,7 @@ the rates of any fixed test into an ε lower bound; Jagielski, Ullman, Oprea
 A threshold picked by looking at the same scores is not fixed, so its choice
 is paid for by one of four strategies, small frozen objects in the manner of
 jax_privacy's auditing module, or by the best of several (`BestOf`, the
-default: the dominating pair and the bands, each at half of β):
+default: the dominating pair at 95% of β and the bands at 5%, `DEFAULT_SHARES`):
 
 - `DominatingPair`: the threshold is chosen on all the
   canaries and the ratio of its two rates is tested, calibrated on the worst
@@ -38,6 +38,8 @@ from dpaudit.validation import check_delta, check_int, check_probability_open
 
 __all__ = [
     "DEFAULT_BONFERRONI_COUNT",
+    "DEFAULT_SHARES",
+    "DEFAULT_STRATEGIES",
     "BestOf",
     "Bonferroni",
     "DominatingPair",
@@ -168,6 +170,14 @@ class Bonferroni:
 
 Strategy = Union[DominatingPair, SimultaneousBands, Split, Bonferroni]
 
+DEFAULT_STRATEGIES: tuple[Strategy, ...] = (DominatingPair(), SimultaneousBands())
+DEFAULT_SHARES = (0.95, 0.05)
+"""The default `BestOf`'s shares of β (the dominating pair's, the bands'), fixed before any game and whatever
+the number of scores. Most goes to the dominating pair, whose bound drops quickly as its share shrinks; a small
+share keeps the bands, whose bound barely moves with β, so the default keeps what they certify at any size.
+Measured on the suite's canary targets at 10³ to 10⁶ runs against each strategy alone and against equal shares
+(`benchmarks/default_strategy.py`; docs/numbers.md, "What the default strategy costs")."""
+
 
 @dataclasses.dataclass(frozen=True)
 class BestOf:
@@ -176,17 +186,18 @@ class BestOf:
     Each strategy's bound fails with probability at most its share, so all
     hold together with probability ≥ 1 − β when the shares sum to at most
     1, and the highest of them with it. The default, the dominating pair
-    and the simultaneous bands at β/2 each, is never below what either
-    certifies alone at its half of β: the bands bound every threshold's
-    rates whatever the sample size, where the dominating pair's test is the
-    stronger of the two on most laws.
+    and the simultaneous bands at `DEFAULT_SHARES` of β, is never below
+    what either certifies alone at its share: the bands bound every
+    threshold's rates whatever the sample size, where the dominating pair's
+    test is the stronger of the two on most laws.
 
     Attributes:
         strategies: the strategies tried (none of them a `BestOf`).
-        shares: each one's share of β; None: equal shares.
+        shares: each one's share of β; None: `DEFAULT_SHARES` for the
+            default strategies, equal shares for any others.
     """
 
-    strategies: tuple[Strategy, ...] = (DominatingPair(), SimultaneousBands())
+    strategies: tuple[Strategy, ...] = DEFAULT_STRATEGIES
     shares: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
@@ -204,8 +215,12 @@ class BestOf:
             )
 
     def weights(self) -> tuple[float, ...]:
-        """Return each strategy's share of β."""
-        return tuple(self.shares) if self.shares is not None else (1.0 / len(self.strategies),) * len(self.strategies)
+        """Return each strategy's share of β: as given, else `DEFAULT_SHARES` for the default strategies, else equal."""
+        if self.shares is not None:
+            return tuple(self.shares)
+        if self.strategies == DEFAULT_STRATEGIES:
+            return DEFAULT_SHARES
+        return (1.0 / len(self.strategies),) * len(self.strategies)
 
     def describe(self) -> str:
         """Return a short label for reports."""
@@ -476,7 +491,7 @@ def threshold_lower_bound(
 
     With probability ≥ `confidence`, the mechanism that produced the scores is
     not (ε', δ)-DP for any ε' < the returned ε (β = 1 − confidence). By
-    default (`BestOf`) the higher of two bounds at β/2 each: the threshold
+    default (`BestOf`) the higher of two bounds at 0.95 β and 0.05 β: the threshold
     chosen on all the scores with the ratio of its rates tested against the
     (ε, δ)-DP envelope of Kairouz, Oh, Viswanath (ICML 2015, Thm 2.1),
     calibrated on its dominating pair (`dominating_pair`), and the

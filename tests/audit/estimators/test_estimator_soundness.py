@@ -21,6 +21,7 @@ from dpaudit.audit.estimators.gdp import gdp_lower_bound
 from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound
 from dpaudit.audit.estimators.one_run.fdp import one_run_fdp_lower_bound
 from dpaudit.audit.estimators.thresholds import (
+    BestOf,
     Bonferroni,
     DominatingPair,
     SimultaneousBands,
@@ -45,6 +46,8 @@ def _gdp(strategy):
 
 
 ESTIMATORS = {
+    "threshold-default": _threshold(BestOf()),
+    "gdp-default": _gdp(BestOf()),
     "threshold-dominating-pair": _threshold(DominatingPair()),
     "gdp-dominating-pair": _gdp(DominatingPair()),
     "threshold-bands": _threshold(SimultaneousBands()),
@@ -58,8 +61,9 @@ ESTIMATORS = {
     "one-run-delta": lambda obs, rng: one_run_lower_bound(obs, delta=1e-3, rng=rng).epsilon,
     "one-run-fdp": lambda obs, rng: one_run_fdp_lower_bound(obs, delta=1e-5, rng=rng).details["mu"],
 }
-GDP = {"gdp-dominating-pair", "gdp-bands", "gdp-split", "one-run-fdp"}
-LONG_ESTIMATORS = {"threshold-dominating-pair", "gdp-dominating-pair", "one-run", "one-run-joint-delta"}
+GDP = {"gdp-default", "gdp-dominating-pair", "gdp-bands", "gdp-split", "one-run-fdp"}
+LONG_ESTIMATORS = {"threshold-default", "gdp-default", "threshold-dominating-pair", "gdp-dominating-pair", "one-run",
+                   "one-run-joint-delta"}
 """A minute or more per 1000 seeds: 250 in the default run, 1000 in the slow one (one-run: the joint test)."""
 
 
