@@ -40,10 +40,10 @@ from dpaudit.audit.audits.two_dataset_play import Chosen, Played, Setting, choos
 from dpaudit.audit.estimators.intervals import TwoRates
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.sequential import TwoRatesSequence, fixed_level
-from dpaudit.audit.execution.interrupted import Interrupted
 from dpaudit.audit.results.phases import Epoch, SequentialEpochs
 from dpaudit.audit.results.result import AuditResult, refutes
 from dpaudit.errors import InvalidParameterError
+from dpaudit.execution.interrupted import Interrupted
 
 if TYPE_CHECKING:
     from dpaudit.audit.audits.two_dataset import _Audit

@@ -30,13 +30,13 @@ from dpaudit.audit.estimators.certify import Bound, certify
 from dpaudit.audit.estimators.intervals import INTERVALS, Bands, TwoRates, interval_named
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.projection import projected_bound
-from dpaudit.audit.execution.execution import Execution
-from dpaudit.audit.execution.interrupted import Interrupted
-from dpaudit.audit.execution.progress import progress_of
 from dpaudit.audit.results.phases import Phases
 from dpaudit.audit.results.result import AuditResult
 from dpaudit.audit.theory.upper_bound import UpperBound, claim_epsilon, upper_bound
 from dpaudit.errors import InvalidParameterError
+from dpaudit.execution.execution import Execution
+from dpaudit.execution.interrupted import Interrupted
+from dpaudit.execution.progress import progress_of
 from dpaudit.mechanisms.base import Mechanism, check_pair
 from dpaudit.mechanisms.deferred_event import is_unsupported
 from dpaudit.validation import check_delta, check_int, check_probability_open

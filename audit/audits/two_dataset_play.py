@@ -30,10 +30,10 @@ from dpaudit.attacks.selection_budget import ATOM_LEVEL, discrete_selection_size
 from dpaudit.audit.audits.reproducibility import streams_warning
 from dpaudit.audit.estimators.intervals import Bands, Interval, RatioInterval
 from dpaudit.audit.estimators.projection import held_out_direction, projected_bound
-from dpaudit.audit.execution.backends import Backend, run_chunks
-from dpaudit.audit.execution.interrupted import Interrupted
-from dpaudit.audit.execution.runner import seeds
 from dpaudit.errors import InvalidParameterError, MechanismError
+from dpaudit.execution.backends import Backend, run_chunks
+from dpaudit.execution.interrupted import Interrupted
+from dpaudit.execution.runner import seeds
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.outputs import check_shape
 

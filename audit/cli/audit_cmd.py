@@ -24,8 +24,8 @@ from dpaudit.audit.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from dpaudit.audit.execution.interrupted import Interrupted
-    from dpaudit.audit.execution.time_limit import Limit
+    from dpaudit.execution.interrupted import Interrupted
+    from dpaudit.execution.time_limit import Limit
 
 INTERVALS = LazyChoices("dpaudit.audit.estimators.intervals", "INTERVALS")
 
@@ -38,10 +38,10 @@ def run(args: argparse.Namespace) -> int:
     from dpaudit.audit.audits.auto_trials import AUTO, AutoBudget
     from dpaudit.audit.audits.sequential_trials import SEQUENTIAL
     from dpaudit.audit.audits.two_dataset import audit_mechanism
-    from dpaudit.audit.execution.execution import Execution
-    from dpaudit.audit.execution.interrupted import Interrupted
-    from dpaudit.audit.execution.time_limit import Limit, TimeLimit, time_limit
     from dpaudit.errors import InvalidParameterError, MechanismError
+    from dpaudit.execution.execution import Execution
+    from dpaudit.execution.interrupted import Interrupted
+    from dpaudit.execution.time_limit import Limit, TimeLimit, time_limit
 
     with user_output_to_stderr():
         mech = mechanism_of(args)

@@ -7,8 +7,8 @@ import pytest
 from dpaudit.audit import Bound, audit_mechanism, recertify
 from dpaudit.audit.audits.auto_trials import AutoBudget
 from dpaudit.audit.audits.sequential_trials import epoch_shares, planned_epochs
-from dpaudit.audit.execution.interrupted import Interrupted
 from dpaudit.errors import InvalidParameterError
+from dpaudit.execution.interrupted import Interrupted
 from dpaudit.mechanisms import blackbox, get_mechanism
 from scipy.stats import binom
 
