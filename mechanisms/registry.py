@@ -58,14 +58,15 @@ BUILTIN_MODULES = (
     "dpaudit.mechanisms.builtins.statistics",
     "dpaudit.mechanisms.transforms",
     "dpaudit.mechanisms.adapters.diffprivlib",
+    "dpaudit.mechanisms.adapters.opacus",
     "dpaudit.mechanisms.adapters.opendp",
+    "dpaudit.mechanisms.adapters.opendp_0_4",
     "dpaudit.mechanisms.adapters.opendp_sized_sum",
     "dpaudit.mechanisms.adapters.pipelinedp",
     "dpaudit.mechanisms.adapters.pydp",
     "dpaudit.mechanisms.adapters.smartnoise_sql",
     "dpaudit.mechanisms.adapters.tumult_analytics",
     "dpaudit.mechanisms.adapters.tumult_core",
-    "dpaudit.mechanisms.dpsgd.opacus_make_private",
 )
 
 

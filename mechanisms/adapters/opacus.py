@@ -1,5 +1,8 @@
 """Opacus' `make_private` as users call it, on a dataset of a few rows: the released model against Opacus' own ε.
 
+(The DP-SGD games audit Opacus too, through mechanisms/dpsgd/opacus_target.py; this adapter is the
+two-dataset audit of one user's call, registered as a library call.)
+
 A user with a small table writes what Opacus' tutorials show: a
 `DataLoader(TensorDataset(x, y), batch_size=B)`, a model and plain SGD,
 `PrivacyEngine().make_private(module=..., optimizer=..., data_loader=...,
