@@ -136,7 +136,7 @@ def describe(query, params):
             "censor_dims": bool(reader._options.censor_dims)}
 
 
-def _check_copies(query, params, reader):
+def _check_copies(query, reader):
     """Raise ValueError unless the query grouped by `copy` has the single query's mechanisms and cost."""
     single, batched = _sql(query, copies=False), _sql(query, copies=True)
     if _mechanisms(reader, single) != _mechanisms(reader, batched):
@@ -145,7 +145,7 @@ def _check_copies(query, params, reader):
         raise ValueError("SmartNoise costs the copies' query otherwise than the single query")
 
 
-def _outputs(query, params, rows, result, size):
+def _outputs(query, params, result, size):
     """Return the released values of `result` (rows after the header) by copy: NaN where SmartNoise released no row."""
     groups = int(params.get("groups", 0)) if query == "grouped_count" else 0
     out = np.full((size, groups) if groups else size, np.nan)
@@ -163,7 +163,7 @@ def _outputs(query, params, rows, result, size):
 
 def _one_by_one(query, params, size):
     """Return `size` releases of the query on the empty table, one `execute` each (no copy of it has a row)."""
-    reader = _reader(query, params, _frame(query, [], 0).iloc[0:0])
+    reader = _reader(query, params, _frame(query, [], 0))
     out = []
     for _ in range(size):
         result = reader.execute(_sql(query, copies=False))
@@ -177,11 +177,11 @@ def _run(query, params, rows, size):
             return np.full((size, int(params["groups"])), np.nan)
         return _one_by_one(query, params, size)
     reader = _reader(query, params, _frame(query, rows, size))
-    _check_copies(query, params, reader)
+    _check_copies(query, reader)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = reader.execute(_sql(query, copies=True))
-    return _outputs(query, params, rows, result, size)
+    return _outputs(query, params, result, size)
 
 
 def serve(data, size, seed):
