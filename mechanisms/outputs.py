@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from dpaudit.errors import MechanismError
 
-__all__ = ["NONFINITE", "check_outputs", "check_shape", "number"]
+__all__ = ["NONFINITE", "check_outputs", "check_shape", "check_tables", "number"]
 
 NONFINITE = 2.0**250  # far beyond any real output, yet sums of its fourth power (quadratic features' spread) stay finite
 
@@ -53,6 +53,40 @@ def check_outputs(name: str, out: Any, size: int) -> np.ndarray:
         arr = arr.astype(np.float64)
     if arr.dtype.kind == "f" and arr.size and not (arr.min() >= -NONFINITE and arr.max() <= NONFINITE):  # NaN fails both
         arr = np.clip(np.nan_to_num(arr.astype(np.float64), nan=NONFINITE), -NONFINITE, NONFINITE)
+    return arr
+
+
+def check_tables(name: str, out: Any, size: int) -> list[Any]:
+    """Return a batch of `size` released tables as a list (each a data frame, kept, or a 2-D array), or raise `MechanismError`.
+
+    A batch is a sequence of tables or an array of shape (size, rows,
+    columns); a one-dimensional table is one column. Only a transform that
+    turns each table into numbers (`dpaudit.mechanisms.table_features.tabulate`)
+    accepts them; `check_outputs` then checks what it made.
+    """
+    if out is None or isinstance(out, types.GeneratorType) or _is_frame(out) or isinstance(out, (str, bytes)):
+        what = "one table" if _is_frame(out) else _what(type(out))
+        raise MechanismError(f"Mechanism '{name}' returned {what} where a batch of {size} tables was asked for.")
+    tables = list(out)
+    if len(tables) != size:
+        raise MechanismError(f"Mechanism '{name}' returned {len(tables)} tables where {size} were asked for.")
+    return [_table(name, t) for t in tables]
+
+
+def _is_frame(x: Any) -> bool:
+    """Return whether `x` is a data frame (it has columns and converts to numpy)."""
+    return hasattr(x, "columns") and hasattr(x, "to_numpy")
+
+
+def _table(name: str, table: Any) -> Any:
+    """Return one released table: a data frame as it is, else a 2-D array (a vector is one column)."""
+    if _is_frame(table):
+        return table
+    arr = np.asarray(table)
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != 2:
+        raise MechanismError(f"Mechanism '{name}' released a table of shape {arr.shape}; a table has rows and columns.")
     return arr
 
 

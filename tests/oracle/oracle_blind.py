@@ -35,6 +35,17 @@ def float32(data, rng, size):
     return out
 
 
+TABLE_ROWS = 6
+"""The rows of a blind synthetic table (WIDTH columns of codes 0 .. 2)."""
+TABLE_TARGET = (1,) * WIDTH
+"""The target whose features a table release is made into (`dpaudit.mechanisms.table_features.tabulate`)."""
+
+
+def table(data, rng, size):
+    """A synthetic table: TABLE_ROWS rows of WIDTH codes in 0 .. 2, drawn at random (a generator that ignores its input)."""
+    return rng.integers(0, 3, (size, TABLE_ROWS, WIDTH))
+
+
 def integer(data, rng, size):
     """An integer: a difference of geometric draws."""
     return rng.geometric(0.5, size) - rng.geometric(0.5, size)

@@ -138,7 +138,7 @@ def outcome_of(call: Callable[[], Any], epsilon: float | None = None) -> str:
 
 
 DATA_KINDS = ("numbers", "vectors", "frame", "dict", "structured", "strings", "empty")
-OUTPUT_KINDS = ("number", "float32", "integer", "vector", "string", "complex_number", "big_integer")
+OUTPUT_KINDS = ("number", "float32", "integer", "vector", "string", "complex_number", "big_integer", "table")
 
 
 def two_dataset_pair(kind: str, relation: str) -> tuple[Any, Any]:
@@ -173,6 +173,14 @@ def _per_output(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _two_dataset_mechanism(cell: dict[str, Any], epsilon: float, pair: tuple[Any, Any]) -> Any:
+    """Return the blind mechanism of the cell; a table release made into the features of `blind.TABLE_TARGET`."""
+    from dpaudit.mechanisms.table_features import tabulate
+
+    mech = _blind_target(cell, epsilon, pair)
+    return tabulate(mech, blind.TABLE_TARGET) if cell["output"] == "table" else mech
+
+
+def _blind_target(cell: dict[str, Any], epsilon: float, pair: tuple[Any, Any]) -> Any:
     from dpaudit.mechanisms import blackbox
     from dpaudit.mechanisms.external.processes import external_python
 
@@ -454,6 +462,7 @@ def dpsgd_entry() -> Entry:
 def run_replay(cell: dict[str, Any], seed: int, epsilon: float) -> str:
     from dpaudit.audit import Bound, audit_replay
     from dpaudit.mechanisms import blackbox
+    from dpaudit.mechanisms.table_features import tabulate
 
     pair = two_dataset_pair(cell["data"], cell["relation"])
     fn = getattr(blind, cell["output"])
@@ -461,6 +470,7 @@ def run_replay(cell: dict[str, Any], seed: int, epsilon: float) -> str:
 
     def call():
         mech = blackbox(fn, epsilon=epsilon, delta=cell["claim_delta"], relation=cell["relation"], default_pair=pair)
+        mech = tabulate(mech, blind.TABLE_TARGET) if cell["output"] == "table" else mech
         given = () if cell["search"] else pair
         return audit_replay(mech, *given, trials=TRIALS, seed=seed, search=cell["search"], certify=cell["certify"],
                             bound=Bound(delta=cell["delta"]))
