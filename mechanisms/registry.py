@@ -65,6 +65,7 @@ BUILTIN_MODULES = (
     "dpaudit.mechanisms.adapters.pipelinedp",
     "dpaudit.mechanisms.adapters.pydp",
     "dpaudit.mechanisms.adapters.smartnoise_sql",
+    "dpaudit.mechanisms.adapters.synth",
     "dpaudit.mechanisms.adapters.tumult_analytics",
     "dpaudit.mechanisms.adapters.tumult_core",
 )

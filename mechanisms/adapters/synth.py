@@ -1,0 +1,169 @@
+"""Adapters that audit DP synthetic-data generators (SmartNoise Synth 1.0.8) on the worst-case table, in their own environment.
+
+SmartNoise Synth pins its own OpenDP and brings torch, so it never shares
+dpaudit's environment: it runs in the environment "smartnoise-synth-1.0.8"
+declared here (`dpaudit env create smartnoise-synth-1.0.8`; built on the
+first audit when absent, about 6 GB with torch's CUDA wheels), reached
+through dpaudit's external-process protocol (`external_python`), where
+`mechanisms/scripts/synth_side.py` (which see) fits the generator as its
+users do. Registration builds nothing; building a mechanism builds its
+environment when it is missing.
+
+- **Generators**: `synth_mst`, `synth_aim` ((ε, δ): zCDP Gaussian
+  measurements), `synth_mwem` (ε), each `Synthesizer.create(NAME, epsilon,
+  delta)` fitted with a `TableTransformer` fitted on the declared domain
+  (never on the data), sampling `sample_rows` rows (a public number).
+- **Claim**: the generator's own parameters, (ε, δ) for adding or removing
+  one row (MWEM: (ε, 0)).
+- **Dataset and pair**: the declared domain (`columns` columns of
+  `categories` categories each) and the worst-case pair of Annamalai,
+  Ganev and De Cristofaro (USENIX Security 2024:
+  `dpaudit.mechanisms.worst_case_tables`): `rows` records at category 0,
+  and the same with the target (the last category of every column) added.
+- **Black-box** (threat model "black-box: the synthetic table"): each
+  released table becomes the features of the target
+  (`dpaudit.mechanisms.table_features.tabulate`).
+- **White-box** (`synth_mst_white_box`, `synth_aim_white_box`; threat
+  model "white-box: the noisy measurements"): the release is the
+  standardised sum of the generator's noisy marginals at the target's
+  cells, read as the generator measured them (`synth_side._score`).
+- **Variants as users run them** (finding candidates): `synth_mst_data_domain`
+  lets SmartNoise infer the categories from the data (its default when no
+  transformer is given); `synth_mst_input_size` samples `sample()` rows,
+  SmartNoise's default, which is the input's number of rows.
+
+Randomness: SmartNoise draws its noise through OpenDP (no public seed), so
+an audit is sound but does not repeat bit for bit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from dpaudit.mechanisms.base import Mechanism, Relation
+from dpaudit.mechanisms.environments import Environment, declare, environment_python
+from dpaudit.mechanisms.external.processes import ExternalProcess, external_python
+from dpaudit.mechanisms.registry import register
+from dpaudit.mechanisms.table_features import tabulate
+from dpaudit.mechanisms.worst_case_tables import TableDomain, worst_case_pair
+from dpaudit.validation import check_int, check_real
+
+__all__ = ["ENVIRONMENT", "Fits", "synth_generator"]
+
+ENVIRONMENT = declare(Environment(
+    name="smartnoise-synth-1.0.8",
+    packages=("smartnoise-synth==1.0.8",),
+    python="3.11",
+    description="SmartNoise Synth 1.0.8 (MST, AIM, MWEM; with its OpenDP, private-pgm and torch): the synth_* adapters",
+    check="import snsynth, mbi",
+))
+SIDE = Path(__file__).resolve().parents[1] / "scripts" / "synth_side.py"
+BATCH_TIMEOUT = 7200.0  # seconds for one batch: an MST fit takes seconds, AIM's tens of seconds on a busy CPU
+BLACK_BOX, WHITE_BOX = "black-box: the synthetic table", "white-box: the noisy measurements"
+
+
+@functools.lru_cache(maxsize=None)
+def _process(python: str) -> ExternalProcess:
+    """Return the one generator process of `python` (`synth_side:serve`), shared by every adapter of this process."""
+    shell = external_python(python, "synth_side:serve", epsilon=1.0, name="SmartNoise Synth", timeout=BATCH_TIMEOUT,
+                            path=[str(SIDE.parent)], check=False)
+    return shell.sampler
+
+
+class Fits:
+    """`sampler(data, size, rng)` of a generator: sends the spec and the dataset, returns `size` releases (tables or scores).
+
+    Picklable (a copy starts its own process, as `ExternalProcess` does).
+    """
+
+    def __init__(self, process: ExternalProcess, spec: dict[str, Any]) -> None:
+        self.process, self.spec = process, spec
+
+    def __call__(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Return `size` releases of fresh fits on `data` (an (n, columns) array of category codes)."""
+        request = {"spec": [json.dumps(self.spec, sort_keys=True)], "rows": np.asarray(data, dtype=np.int64)}
+        return self.process(request, size, rng)
+
+    @property
+    def pid(self) -> int | None:
+        """Return the process id of the running process, or None."""
+        return self.process.pid
+
+    def close(self) -> None:
+        """Stop the process."""
+        self.process.close()
+
+
+def synth_generator(generator: str, *, epsilon: float, delta: float, domain: TableDomain, rows: int,
+                    sample_rows: int | None, white_box: bool = False, data_domain: bool = False,
+                    name: str | None = None) -> Mechanism:
+    """Return SmartNoise Synth's `generator` on the worst-case pair of `domain`, releasing the target's features or white-box score.
+
+    `sample_rows` None samples SmartNoise's default (the input's size);
+    `data_domain` lets SmartNoise read the categories from the data.
+    """
+    label = name or f"synth_{generator}"
+    pair = worst_case_pair(domain, rows)
+    params = {"epsilon": epsilon} if generator == "mwem" else {"epsilon": epsilon, "delta": delta}
+    spec = {"generator": generator, "params": params, "columns": list(domain.columns),
+            "categories": list(domain.categories), "rows": sample_rows, "target": domain.target().tolist(),
+            "release": "measurements" if white_box else "table", "domain": "data" if data_domain else "declared"}
+    python = str(environment_python(ENVIRONMENT.name))
+    mech = external_python(python, "synth_side:serve", epsilon=epsilon, delta=params.get("delta", 0.0),
+                           relation=Relation.ADD_REMOVE, name=label, default_pair=pair, neighbours=domain.neighbours(),
+                           timeout=BATCH_TIMEOUT, path=[str(SIDE.parent)], check=False)
+    facts = {"columns": domain.width, "categories": domain.categories[0], "rows": rows, "sample_rows": sample_rows,
+             "threat_model": WHITE_BOX if white_box else BLACK_BOX, "environment": ENVIRONMENT.name}
+    mech = dataclasses.replace(
+        mech, sampler=Fits(_process(python), spec), params={**params, **facts},
+        description=f"SmartNoise Synth 1.0.8 {generator.upper()} on the worst-case table ({WHITE_BOX if white_box else BLACK_BOX})",
+    )
+    return mech if white_box else tabulate(mech, domain.target(), columns=domain.columns)
+
+
+def _checked(name: str, epsilon: float, delta: float, columns: int, categories: int, rows: int,
+             sample_rows: int | None) -> tuple[float, float, TableDomain, int, int | None]:
+    """Return the validated parameters of a registered generator (one sentence on bad input)."""
+    e = check_real(epsilon, "epsilon", name, low=0.0, low_open=True)
+    d = check_real(delta, "delta", name, low=0.0, high=1.0, high_open=True)
+    domain = TableDomain.uniform(check_int(columns, "columns", name), check_int(categories, "categories", name, low=2))
+    n = check_int(rows, "rows", name)
+    return e, d, domain, n, None if sample_rows is None else check_int(sample_rows, "sample_rows", name)
+
+
+def _factory(generator: str, *, white_box: bool = False, data_domain: bool = False, input_size: bool = False,
+             delta: float = 1e-2, doc: str = "") -> Any:
+    """Return the registered factory of one generator variant, its parameters as keywords."""
+    name = "synth_" + generator + ("_white_box" if white_box else "") + ("_data_domain" if data_domain else "") + (
+        "_input_size" if input_size else "")
+
+    def factory(*, epsilon: float = 1.0, delta: float = delta, columns: int = 3, categories: int = 3, rows: int = 10,
+                sample_rows: int = 100) -> Mechanism:
+        e, d, domain, n, m = _checked(name, epsilon, delta, columns, categories, rows, sample_rows)
+        return synth_generator(generator, epsilon=e, delta=d, domain=domain, rows=n, sample_rows=None if input_size else m,
+                               white_box=white_box, data_domain=data_domain, name=name)
+
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = f"Return SmartNoise Synth's {generator.upper()} at (epsilon, delta) on the worst-case table: {doc}"
+    return factory
+
+
+GENERATORS = (
+    _factory("mst", doc="the features of the target in each synthetic table (black-box)."),
+    _factory("aim", doc="the features of the target in each synthetic table (black-box)."),
+    _factory("mwem", delta=0.0, doc="the features of the target in each synthetic table (black-box; MWEM claims (ε, 0))."),
+    _factory("mst", white_box=True, doc="the standardised noisy marginals at the target's cells (white-box)."),
+    _factory("aim", white_box=True, doc="the standardised noisy marginals at the target's cells (white-box)."),
+    _factory("mst", data_domain=True, doc="categories read from the data (SmartNoise's default without a transformer)."),
+    _factory("mst", input_size=True, doc="`sample()` as many rows as the input holds (SmartNoise's default)."),
+)
+
+# Registration builds nothing (the environment is built when a mechanism is). Costs: seconds a fit (MST ~6 s,
+# AIM ~12 s, MWEM ~1 s on a loaded 2-core machine), so the suite plays few trials.
+for _generator in GENERATORS:
+    register(_generator.__name__, expected=None, suite_trials=0.00005)(_generator)

@@ -1,0 +1,224 @@
+"""DP synthetic-data generators, called as their users call them, INSIDE the generator's own environment: never imported by dpaudit.
+
+SmartNoise Synth pins its own OpenDP and brings torch, so it lives in an
+environment of its own (`dpaudit env create smartnoise-synth-1.0.8`);
+dpaudit's adapters (`dpaudit.mechanisms.adapters.synth`) reach this module
+through dpaudit's external worker (`external_python(...,
+"synth_side:serve", path=[this folder])`). It imports the standard library,
+numpy, pandas and the generator's library only.
+
+Each request's data is a dict of columns: `spec` (one JSON string, fixed by
+the adapter: the generator, its parameters, the declared domain (column
+names and each column's number of categories), the rows to sample, the
+release, the target) and `rows` (the dataset: one integer code per column
+and record). `serve(data, size, seed)` fits a fresh generator `size` times
+and returns one release per fit:
+
+- release "table": `Synthesizer.create(NAME, epsilon=..., delta=...)`, then
+  `fit(frame, transformer=T)` with T a `TableTransformer` of one
+  `LabelTransformer` per column fitted on the declared domain (every
+  category, never the data), or, with domain "data", `fit(frame,
+  categorical_columns=...)` (SmartNoise infers the categories from the
+  data, its default); then `sample(rows)` (rows None: `sample()`, which
+  SmartNoise sizes as the input). Outputs: (size, rows, columns) codes.
+- release "measurements" (MST, AIM: white-box): every noisy marginal the
+  generator measured, read as it measured it (MST's `measure`, on the
+  original and on the compressed domain, the fit stopped after its last
+  measurement, since MST's final estimation is post-processing of them;
+  AIM's `LinearMeasurement`s), scored
+  for the target t: s = Σ_m y_m[cell of t] / σ_m², standardised by
+  √(Σ_m 1/σ_m²). One number per fit.
+
+Randomness: SmartNoise draws its noise through OpenDP's own generator (no
+public seed); MST's selection draws from numpy's global generator, seeded
+with the batch's seed. Every draw is fresh, so an audit is sound; it does
+not repeat bit for bit.
+"""
+
+import os
+import sys
+
+# This file is loaded with its folder (dpaudit's mechanisms/scripts/) at the front of sys.path; take it off
+# again before anything else is imported here, so no script of that folder shadows a module.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
+
+import json  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+__all__ = ["describe", "serve"]
+
+RELEASES = ("table", "measurements")
+WHITE_BOX = ("mst", "aim")
+
+
+def _spec(data):
+    """Return the request's spec (a dict) from its `spec` column of one JSON string."""
+    value = np.asarray(data["spec"]).ravel()
+    if value.size != 1:
+        raise ValueError("the spec must be one JSON string; got %d values" % value.size)
+    return json.loads(str(value[0]))
+
+
+def _frame(rows, columns):
+    import pandas as pd
+
+    return pd.DataFrame(np.asarray(rows, dtype=np.int64).reshape(-1, len(columns)), columns=list(columns))
+
+
+def _domain_frame(columns, categories):
+    """Return a frame holding every category of every column (the declared domain), to fit the transformer on."""
+    longest = max(categories)
+    return _frame([[min(i, k - 1) for k in categories] for i in range(longest)], columns)
+
+
+def _transformer(spec):
+    """Return SmartNoise's TableTransformer fitted on the declared domain (one LabelTransformer per column)."""
+    from snsynth.transform import LabelTransformer, TableTransformer
+
+    transformer = TableTransformer([LabelTransformer(nullable=False) for _ in spec["columns"]])
+    transformer.fit(_domain_frame(spec["columns"], spec["categories"]))
+    return transformer
+
+
+def _fit(spec, frame):
+    """Return a SmartNoise synthesizer fitted on `frame` as the spec says (declared domain, or the data's)."""
+    from snsynth import Synthesizer
+
+    synth = Synthesizer.create(spec["generator"], **spec["params"])
+    if spec.get("domain", "declared") == "data":
+        synth.fit(frame, categorical_columns=list(spec["columns"]))
+    else:
+        synth.fit(frame, transformer=_transformer(spec))
+    return synth
+
+
+def _table(spec, frame):
+    """Return one synthetic table (rows, columns) of integer codes from a fresh fit on `frame`."""
+    synth = _fit(spec, frame)
+    out = synth.sample(spec["rows"]) if spec.get("rows") else synth.sample()
+    if hasattr(out, "columns"):
+        out = out[list(spec["columns"])].to_numpy()
+    return np.asarray(out, dtype=np.int64).reshape(-1, len(spec["columns"]))
+
+
+MST_MEASURES = 2  # MST measures twice: the one-way marginals, then the selected two-way ones
+
+
+class _Measured(Exception):
+    """Raised inside an MST fit once its last measurement is made: the white-box release is complete."""
+
+
+class _Recorder:
+    """Noisy marginals as the generator measured them: (y, clique, σ, the Dataset whose domain they are on)."""
+
+    def __init__(self):
+        self.measured = []
+        self.supports = None
+        self.calls = 0
+
+
+def _record_mst(synth, recorder):
+    """Wrap this MST's `measure` and `transform_data` so each measurement and the compression's supports are kept."""
+    measure, transform = synth.measure, synth.transform_data
+
+    def recording_measure(data, cliques, sigma, weights=None):
+        out = measure(data, cliques, sigma, weights)
+        recorder.measured += [(np.asarray(m.noisy_measurement, float), tuple(m.clique), float(m.stddev), data) for m in out]
+        recorder.calls += 1
+        if recorder.calls == MST_MEASURES:
+            raise _Measured()  # every measurement is made; the estimation after it reads only them (and the total)
+        return out
+
+    def recording_transform(data, supports):
+        recorder.supports = supports
+        return transform(data, supports)
+
+    synth.measure, synth.transform_data = recording_measure, recording_transform
+    synth.original_transform_data = transform
+
+
+def _record_aim(recorder):
+    """Return a stand-in for AIM's LinearMeasurement that keeps each measurement (on the original domain)."""
+    import snsynth.aim.aim as aim
+
+    original = aim.LinearMeasurement
+
+    def recording(y, clique, stddev, *args, **kwargs):
+        recorder.measured.append((np.asarray(y, float), tuple(clique), float(stddev), None))
+        return original(y, clique, stddev, *args, **kwargs)
+
+    return aim, original, recording
+
+
+def _target_dataset(synth, spec, domain_data):
+    """Return the target as a one-row mbi Dataset on the domain of `domain_data` (the original, or MST's compressed one)."""
+    from mbi import Dataset, Domain
+
+    codes = np.asarray(synth._transformer.transform(_frame([spec["target"]], spec["columns"])), dtype=np.int64)
+    names = ["col" + str(i) for i in range(codes.shape[1])]
+    original = Dataset(_frame(codes, names), Domain(names, synth._transformer.cardinality))
+    if domain_data is None or domain_data.domain == original.domain:
+        return original
+    return synth.original_transform_data(original, synth.recorded_supports)
+
+
+def _score(synth, spec, recorder):
+    """Return Σ y[t's cell]/σ² over every recorded measurement, standardised by √(Σ 1/σ²)."""
+    total, information = 0.0, 0.0
+    for y, clique, sigma, data in recorder.measured:
+        cell = np.asarray(_target_dataset(synth, spec, data).project(list(clique)).datavector(), float)
+        total += float(y @ cell) / sigma**2
+        information += float(cell @ cell) / sigma**2
+    return total / np.sqrt(information) if information > 0 else 0.0
+
+
+def _measurements(spec, frame):
+    """Return the white-box score of one fresh fit on `frame` (MST or AIM): its measurements, read as it made them."""
+    from snsynth import Synthesizer
+
+    recorder = _Recorder()
+    synth = Synthesizer.create(spec["generator"], **spec["params"])
+    if spec["generator"] == "mst":
+        _record_mst(synth, recorder)
+        try:
+            synth.fit(frame, transformer=_transformer(spec))
+        except _Measured:
+            pass
+        synth.recorded_supports = recorder.supports
+    else:
+        aim, original, recording = _record_aim(recorder)
+        aim.LinearMeasurement = recording
+        try:
+            synth.fit(frame, transformer=_transformer(spec))
+        finally:
+            aim.LinearMeasurement = original
+    return _score(synth, spec, recorder)
+
+
+def serve(data, size, seed):
+    """Return `size` releases of fresh fits on the request's rows: tables (size, rows, columns), or white-box scores (size,)."""
+    spec = _spec(data)
+    release = spec.get("release", "table")
+    if release not in RELEASES or (release == "measurements" and spec["generator"] not in WHITE_BOX):
+        raise ValueError("release %r is not served for %r" % (release, spec["generator"]))
+    frame = _frame(np.asarray(data["rows"]), spec["columns"])
+    np.random.seed(seed % 2**32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if release == "measurements":
+            return np.array([_measurements(spec, frame) for _ in range(size)], dtype=np.float64)
+        return np.stack([_table(spec, frame) for _ in range(size)])
+
+
+def describe():
+    """Return the versions of smartnoise-synth, opendp, numpy and pandas in this environment (a dict)."""
+    import importlib.metadata as metadata
+
+    return {name: metadata.version(name) for name in ("smartnoise-synth", "opendp", "numpy", "pandas")}
+
+
+if __name__ == "__main__":
+    sys.stdout.write(json.dumps(describe()) + "\n")

@@ -1,0 +1,49 @@
+"""SmartNoise Synth adapters: registered without building anything; claims from the generator's parameters; releases.
+
+Marked `libraries`: the "smartnoise-synth-1.0.8" environment is built on first use (about 30 s with uv once its
+wheels are cached; about 6 GB with torch). A fit takes seconds, so these tests draw few releases.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from dpaudit.mechanisms import get_mechanism, list_mechanisms
+from dpaudit.mechanisms.base import not_neighbours
+from dpaudit.mechanisms.table_features import feature_names
+
+GENERATORS = ["synth_mst", "synth_aim", "synth_mwem", "synth_mst_white_box", "synth_aim_white_box",
+              "synth_mst_data_domain", "synth_mst_input_size"]
+
+
+def test_every_generator_is_registered_without_building_anything(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPAUDIT_CACHE_DIR", str(tmp_path))
+    assert set(GENERATORS) <= set(list_mechanisms())
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.libraries
+def test_mst_claims_its_parameters_and_releases_the_target_features_of_each_table():
+    mech = get_mechanism("synth_mst", epsilon=1.0, delta=1e-2, columns=3, categories=3, rows=10, sample_rows=40)
+    assert (mech.claim.epsilon, mech.claim.delta, mech.claim.relation.value) == (1.0, 1e-2, "add-remove")
+    d0, d1 = mech.default_pair
+    assert not_neighbours(mech, d0, d1) is None and len(d1) == len(d0) + 1
+    out = mech.sample(d0, 2, np.random.default_rng(0))
+    assert out.shape == (2, len(feature_names(["c0", "c1", "c2"]))) and np.all(out[:, 0] == 40)
+    assert mech.params["threat_model"].startswith("black-box")
+
+
+@pytest.mark.libraries
+def test_mst_white_box_releases_one_standardised_score_per_fit():
+    mech = get_mechanism("synth_mst_white_box", epsilon=1.0, delta=1e-2)
+    out = mech.sample(mech.default_pair[0], 3, np.random.default_rng(0))
+    assert out.shape == (3,) and np.all(np.isfinite(out)) and np.all(np.abs(out) < 10)
+    assert mech.params["threat_model"].startswith("white-box")
+
+
+@pytest.mark.libraries
+def test_the_input_size_variant_releases_as_many_rows_as_the_input_holds():
+    mech = get_mechanism("synth_mst_input_size", rows=7)
+    d0, d1 = mech.default_pair
+    rng = np.random.default_rng(0)
+    assert mech.sample(d0, 1, rng)[0, 0] == 7 and mech.sample(d1, 1, rng)[0, 0] == 8
