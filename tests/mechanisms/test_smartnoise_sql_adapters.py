@@ -49,10 +49,11 @@ def test_sum_release_is_the_clamped_sum_with_its_laplace_noise() -> None:
 def test_grouped_count_censors_a_group_of_one_record() -> None:
     mech = get_mechanism("smartnoise_grouped_count", groups=2)
     out = mech.sample(np.array([0.0] * 40 + [1.0]), 500, np.random.default_rng(0))
-    # Group 1 holds one record: released only when 1 + Laplace(1) exceeds τ ≈ 11.8, with probability ½e^{-10.8} ≈ 1e-5;
-    # a censored group reads NaN, which the audit maps to NONFINITE.
+    # Group 1 holds one record: released only when 1 + Laplace(1) exceeds τ ≈ 11.8, with probability ½e^{-10.8} ≈ 1e-5
+    # a draw (SmartNoise's generator is not seeded): 3 or more of 500 has probability about 2e-8. A censored group
+    # reads NaN, which the audit maps to NONFINITE; group 0's 40 records are always released.
     assert out.shape == (500, 2)
-    assert (out[:, 1] == NONFINITE).all() and (out[:, 0] != NONFINITE).all()
+    assert (out[:, 1] != NONFINITE).sum() <= 2 and (out[:, 0] != NONFINITE).all()
 
 
 @pytest.mark.libraries
