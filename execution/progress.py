@@ -59,6 +59,7 @@ class DelayedBar:
             transient=True,
         )
         self.task = self.bar.add_task(label, total=total)
+        self.label = label
         self.start = time.perf_counter()
         self.shown = False
 
@@ -68,6 +69,10 @@ class DelayedBar:
         if not self.shown and time.perf_counter() - self.start >= SHOW_AFTER:
             self.bar.start()
             self.shown = True
+
+    def note(self, text: str) -> None:
+        """Show `text` after the label (a sequential audit's running bound)."""
+        self.bar.update(self.task, description=f"{self.label} {text}")
 
     def close(self) -> None:
         """Remove the bar from the terminal."""
