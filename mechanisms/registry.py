@@ -31,11 +31,23 @@ class Registration:
         suite_trials: its suite cost, a multiple of the suite's trial budget
             (below 1 for slow samplers, above 1 where the default audit needs
             more samples to be informative).
+        environment: the library environment building it needs
+            (`dpaudit.mechanisms.environments`), or None: `ready` says
+            whether it is built, so listing and the suite build nothing.
     """
 
     factory: Factory
     expected: Verdict | None = None
     suite_trials: float = 1.0
+    environment: str | None = None
+
+    def ready(self) -> bool:
+        """Return True when building the mechanism builds nothing first: it needs no environment, or its own is built."""
+        if self.environment is None:
+            return True
+        from dpaudit.mechanisms.environments import environment_exists
+
+        return environment_exists(self.environment)
 
 
 _REGISTRY: dict[str, Registration] = {}
@@ -71,7 +83,8 @@ BUILTIN_MODULES = (
 )
 
 
-def register(name: str, *, expected: Verdict | None = None, suite_trials: float = 1.0) -> Callable[[Factory], Factory]:
+def register(name: str, *, expected: Verdict | None = None, suite_trials: float = 1.0,
+             environment: str | None = None) -> Callable[[Factory], Factory]:
     """Return a decorator that registers a keyword-only mechanism factory under `name` (see `Registration`)."""
     if expected not in (None, "consistent", "violation"):
         raise InvalidParameterError(f"The expected verdict of '{name}' must be 'consistent', 'violation' or None; got {expected!r}.")
@@ -79,7 +92,7 @@ def register(name: str, *, expected: Verdict | None = None, suite_trials: float 
     def decorate(factory: Factory) -> Factory:
         if name in _REGISTRY:
             raise ValueError(f"A mechanism named '{name}' is registered already.")
-        _REGISTRY[name] = Registration(factory, expected, suite_trials)
+        _REGISTRY[name] = Registration(factory, expected, suite_trials, environment)
         return factory
 
     return decorate

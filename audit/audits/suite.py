@@ -70,8 +70,12 @@ class SuiteTable(Sequence[SuiteRow]):
 
 
 def select(mode: str, only: str | None = None) -> list[tuple[str, int]]:
-    """Return (mechanism name, trials) pairs for the suite `mode`, filtered by the glob `only`."""
-    names = [n for n in list_mechanisms() if only is None or fnmatch.fnmatch(n, only)]
+    """Return (mechanism name, trials) pairs for the suite `mode`, filtered by the glob `only`.
+
+    A mechanism whose library environment is not built is left out (the
+    suite builds none: `dpaudit env create NAME` opts its rows in).
+    """
+    names = [n for n in list_mechanisms() if (only is None or fnmatch.fnmatch(n, only)) and registration(n).ready()]
     return [(n, int(TRIALS[mode] * registration(n).suite_trials)) for n in names]
 
 

@@ -14,13 +14,22 @@ full width, as a reader of the file or a `grep` wants it, where a terminal's wid
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print every registered mechanism (name, claim, relation, correct or buggy, description)."""
+    """Print every registered mechanism (name, claim, relation, correct or buggy, description).
+
+    A mechanism whose library environment is not built is listed without
+    building it (its claim is the library's, asked in that environment):
+    its row names the environment and the command that builds it.
+    """
     from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms, registration
     from rich.console import Console
     from rich.table import Table
 
     rows = []
     for name in list_mechanisms():
+        entry = registration(name)
+        if not entry.ready():
+            rows.append(_unbuilt(name, entry.environment, entry.expected))
+            continue
         mech = get_mechanism(name)
         rows.append({
             "name": name,
@@ -38,9 +47,18 @@ def run(args: argparse.Namespace) -> int:
         table.add_column(column)
     for r in rows:
         kind = {True: "buggy", False: "correct", None: "?"}[r["buggy"]]
-        table.add_row(r["name"], f"({r['epsilon']:g}, {r['delta']:g})", r["relation"], kind, r["description"])
+        claim = "(in its environment)" if r["epsilon"] is None else f"({r['epsilon']:g}, {r['delta']:g})"
+        table.add_row(r["name"], claim, r["relation"] or "", kind, r["description"])
     Console(width=None if sys.stdout.isatty() else UNWRAPPED).print(table)
     return 0
+
+
+def _unbuilt(name: str, environment: str, expected: str | None) -> dict:
+    """Return the row of a mechanism whose library environment is not built: no claim until it is."""
+    return {"name": name, "epsilon": None, "delta": None, "relation": None,
+            "buggy": None if expected is None else expected == "violation",
+            "description": f"needs the library environment {environment} (dpaudit env create {environment})",
+            "environment": environment}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

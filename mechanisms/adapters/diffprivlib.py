@@ -538,4 +538,4 @@ for _factory, _cost in ([(f, 0.1) for f in NOISE]
                         + [(f, 0.01) for f in TOOLS]
                         + [(f, 0.0005) for f in MODELS]):
     _expected = "violation" if _factory.__name__ in _VIOLATIONS else None if _factory.__name__ in _UNKNOWN else "consistent"
-    register(_factory.__name__, expected=_expected, suite_trials=_cost)(_factory)
+    register(_factory.__name__, expected=_expected, suite_trials=_cost, environment=ENVIRONMENT)(_factory)

@@ -245,4 +245,4 @@ def smartnoise_grouped_count(*, epsilon: float = 1.0, delta: float = 1e-5, group
 for _name, _factory in (("smartnoise_count", smartnoise_count), ("smartnoise_sum", smartnoise_sum),
                         ("smartnoise_avg", smartnoise_avg), ("smartnoise_var", smartnoise_var),
                         ("smartnoise_grouped_count", smartnoise_grouped_count)):
-    register(_name, expected="consistent", suite_trials=0.002)(_factory)
+    register(_name, expected="consistent", suite_trials=0.002, environment=ENVIRONMENT.name)(_factory)

@@ -166,4 +166,4 @@ GENERATORS = (
 # Registration builds nothing (the environment is built when a mechanism is). Costs: seconds a fit (MST ~6 s,
 # AIM ~12 s, MWEM ~1 s on a loaded 2-core machine), so the suite plays few trials.
 for _generator in GENERATORS:
-    register(_generator.__name__, expected=None, suite_trials=0.00005)(_generator)
+    register(_generator.__name__, expected=None, suite_trials=0.00005, environment=ENVIRONMENT.name)(_generator)

@@ -282,8 +282,8 @@ def declared_builtins() -> tuple[str, ...]:
     """Return the correct built-ins that declare their records: canary targets of their own claim."""
     from dpaudit.mechanisms.registry import get_mechanism, list_mechanisms, registration
 
-    return tuple(name for name in list_mechanisms()
-                 if registration(name).expected == "consistent" and get_mechanism(name).records is not None)
+    return tuple(name for name in list_mechanisms() if registration(name).expected == "consistent"
+                 and registration(name).ready() and get_mechanism(name).records is not None)
 
 
 def _canary_mechanism(cell: dict[str, Any], epsilon: float):
