@@ -87,9 +87,9 @@ class TableDomain:
             return f"record {i} of {name} has {rows[i, j]} in column '{self.columns[j]}', whose codes are 0 .. {self.categories[j] - 1}"
         return None
 
-    def neighbours(self) -> NeighbourCheck:
-        """Return the add-remove check on this domain: every record inside it, one dataset the other with a record inserted."""
-        relation = by_relation("add-remove", records=NumberRecords(0, max(self.categories) - 1, width=self.width, integer=True))
+    def neighbours(self, relation: str = "add-remove") -> NeighbourCheck:
+        """Return the check of `relation` on this domain: every record inside it; one record inserted (or replaced)."""
+        relation = by_relation(relation, records=NumberRecords(0, max(self.categories) - 1, width=self.width, integer=True))
 
         def check(d0: np.ndarray, d1: np.ndarray) -> Optional[str]:
             return self.outside(d0, "d0") or self.outside(d1, "d1") or relation(d0, d1)
@@ -97,15 +97,20 @@ class TableDomain:
         return declare(local(check), NumberRecords(0, max(self.categories) - 1, width=self.width, integer=True))
 
 
-def worst_case_pair(domain: TableDomain, rows: int = 10) -> tuple[np.ndarray, np.ndarray]:
+def worst_case_pair(domain: TableDomain, rows: int = 10, relation: str = "add-remove") -> tuple[np.ndarray, np.ndarray]:
     """Return (base, base with the target added): `rows` records at category 0, the target at the last category of each column.
 
     The target shares no value with any other record, so each marginal
     cell it falls in holds it alone (Annamalai, Ganev, De Cristofaro 2024).
-    The target is the last row of d1 (`domain.target()`).
+    The target is the last row of d1 (`domain.target()`). Under
+    "replace-one" the target replaces the last of the `rows` records instead.
     """
     if not isinstance(domain, TableDomain):
         raise InvalidParameterError(f"worst_case_pair needs a TableDomain; got {type(domain).__name__} instead.")
-    n = check_int(rows, "rows", "worst_case_pair")
+    if relation not in ("add-remove", "replace-one"):
+        raise InvalidParameterError(f"The 'relation' parameter of worst_case_pair must be 'add-remove' or 'replace-one'; got {relation!r}.")
+    n = check_int(rows, "rows", "worst_case_pair", low=2 if relation == "replace-one" else 1)
     base = np.zeros((n, domain.width), dtype=np.int64)
+    if relation == "replace-one":
+        return base, np.vstack([base[:-1], domain.target()[None, :]])
     return base, np.vstack([base, domain.target()[None, :]])

@@ -1,4 +1,4 @@
-"""Adapters that audit DP synthetic-data generators (SmartNoise Synth 1.0.8) on the worst-case table, in their own environment.
+"""Adapters that audit DP synthetic-data generators (SmartNoise Synth 1.0.8, DataSynthesizer) on the worst-case table.
 
 SmartNoise Synth pins its own OpenDP and brings torch, so it never shares
 dpaudit's environment: it runs in the environment "smartnoise-synth-1.0.8"
@@ -32,6 +32,12 @@ environment when it is missing.
   transformer is given); `synth_mst_input_size` samples `sample()` rows,
   SmartNoise's default, which is the input's number of rows.
 
+DataSynthesizer's PrivBayes (`synth_privbayes`, at 0.1.13 and at 0.1.4 as
+`synth_privbayes_0_1_4`, each in an environment of its own) is called as
+its README shows (`synth_side._privbayes`), ε-DP for replacing one row
+(its sensitivities use the number of rows), on the replace-one worst-case
+pair; `synth_privbayes_default_seed` keeps its default `seed=0`.
+
 Randomness: SmartNoise draws its noise through OpenDP (no public seed), so
 an audit is sound but does not repeat bit for bit.
 """
@@ -53,7 +59,7 @@ from dpaudit.mechanisms.table_features import tabulate
 from dpaudit.mechanisms.worst_case_tables import TableDomain, worst_case_pair
 from dpaudit.validation import check_int, check_real
 
-__all__ = ["ENVIRONMENT", "Fits", "synth_generator"]
+__all__ = ["DATASYNTHESIZER", "ENVIRONMENT", "Fits", "privbayes", "synth_generator"]
 
 ENVIRONMENT = declare(Environment(
     name="smartnoise-synth-1.0.8",
@@ -62,6 +68,16 @@ ENVIRONMENT = declare(Environment(
     description="SmartNoise Synth 1.0.8 (MST, AIM, MWEM; with its OpenDP, private-pgm and torch): the synth_* adapters",
     check="import snsynth, mbi",
 ))
+DATASYNTHESIZER = {
+    "0.1.13": declare(Environment(
+        name="datasynthesizer-0.1.13", packages=("DataSynthesizer==0.1.13", "numpy==2.4.6", "pandas==3.1.1"), python="3.11",
+        description="DataSynthesizer 0.1.13 (October 2023, the latest): PrivBayes for the synth_privbayes adapters",
+        check="import DataSynthesizer.DataDescriber")),
+    "0.1.4": declare(Environment(
+        name="datasynthesizer-0.1.4", packages=("DataSynthesizer==0.1.4", "numpy==2.4.6", "pandas==3.1.1"), python="3.11",
+        description="DataSynthesizer 0.1.4 (the older release synth-audit audits): PrivBayes for synth_privbayes_0_1_4",
+        check="import DataSynthesizer.DataDescriber")),
+}
 SIDE = Path(__file__).resolve().parents[1] / "scripts" / "synth_side.py"
 BATCH_TIMEOUT = 7200.0  # seconds for one batch: an MST fit takes seconds, AIM's tens of seconds on a busy CPU
 BLACK_BOX, WHITE_BOX = "black-box: the synthetic table", "white-box: the noisy measurements"
@@ -153,6 +169,50 @@ def _factory(generator: str, *, white_box: bool = False, data_domain: bool = Fal
     return factory
 
 
+def privbayes(*, epsilon: float, k: int, domain: TableDomain, rows: int, sample_rows: int, version: str = "0.1.13",
+              default_seed: bool = False, name: str | None = None) -> Mechanism:
+    """Return DataSynthesizer's PrivBayes (correlated attribute mode, degree `k`) on the replace-one worst-case pair.
+
+    Claim: ε-DP for replacing one row (PrivBayes' sensitivities use the
+    number of rows, so the length is public). Every column is declared
+    categorical with its categories in `categorical_attribute_domain_file`.
+    `default_seed` keeps DataSynthesizer's `seed=0` in every fit, as a user
+    who never sets it does.
+    """
+    label = name or "synth_privbayes"
+    environment = DATASYNTHESIZER[version]
+    pair = worst_case_pair(domain, rows, relation="replace-one")
+    spec = {"library": "datasynthesizer", "generator": "privbayes", "params": {"epsilon": epsilon, "k": k},
+            "columns": list(domain.columns), "categories": list(domain.categories), "rows": sample_rows,
+            "target": domain.target().tolist(), "release": "table", "seed": "default" if default_seed else "fresh"}
+    python = str(environment_python(environment.name))
+    mech = external_python(python, "synth_side:serve", epsilon=epsilon, relation=Relation.REPLACE_ONE, name=label,
+                           default_pair=pair, neighbours=domain.neighbours("replace-one"), timeout=BATCH_TIMEOUT,
+                           path=[str(SIDE.parent)], check=False)
+    facts = {"k": k, "columns": domain.width, "categories": domain.categories[0], "rows": rows, "sample_rows": sample_rows,
+             "seed": "DataSynthesizer's default, 0" if default_seed else "fresh per fit", "threat_model": BLACK_BOX,
+             "environment": environment.name}
+    mech = dataclasses.replace(mech, sampler=Fits(_process(python), spec), params={"epsilon": epsilon, **facts},
+                               description=f"DataSynthesizer {version} PrivBayes on the worst-case table ({BLACK_BOX})")
+    return tabulate(mech, domain.target(), columns=domain.columns)
+
+
+def _privbayes_factory(version: str = "0.1.13", *, default_seed: bool = False, doc: str = "") -> Any:
+    """Return the registered factory of one PrivBayes variant."""
+    name = "synth_privbayes" + ("_" + version.replace(".", "_") if version != "0.1.13" else "") + (
+        "_default_seed" if default_seed else "")
+
+    def factory(*, epsilon: float = 1.0, k: int = 1, columns: int = 3, categories: int = 3, rows: int = 10,
+                sample_rows: int = 100) -> Mechanism:
+        e, _, domain, n, m = _checked(name, epsilon, 0.0, columns, categories, rows, sample_rows)
+        return privbayes(epsilon=e, k=check_int(k, "k", name), domain=domain, rows=check_int(n, "rows", name, low=2),
+                         sample_rows=m, version=version, default_seed=default_seed, name=name)
+
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = f"Return DataSynthesizer {version}'s PrivBayes at epsilon on the worst-case table: {doc}"
+    return factory
+
+
 GENERATORS = (
     _factory("mst", doc="the features of the target in each synthetic table (black-box)."),
     _factory("aim", doc="the features of the target in each synthetic table (black-box)."),
@@ -161,6 +221,9 @@ GENERATORS = (
     _factory("aim", white_box=True, doc="the standardised noisy marginals at the target's cells (white-box)."),
     _factory("mst", data_domain=True, doc="categories read from the data (SmartNoise's default without a transformer)."),
     _factory("mst", input_size=True, doc="`sample()` as many rows as the input holds (SmartNoise's default)."),
+    _privbayes_factory(doc="each fit with a fresh seed, the target's features of each table (black-box)."),
+    _privbayes_factory("0.1.4", doc="the older release, each fit with a fresh seed (black-box)."),
+    _privbayes_factory(default_seed=True, doc="every fit with DataSynthesizer's default seed 0, as a user who never sets it."),
 )
 
 # Registration builds nothing (the environment is built when a mechanism is). Costs: seconds a fit (MST ~6 s,

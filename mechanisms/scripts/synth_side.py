@@ -1,7 +1,8 @@
 """DP synthetic-data generators, called as their users call them, INSIDE the generator's own environment: never imported by dpaudit.
 
 SmartNoise Synth pins its own OpenDP and brings torch, so it lives in an
-environment of its own (`dpaudit env create smartnoise-synth-1.0.8`);
+environment of its own (`dpaudit env create smartnoise-synth-1.0.8`), and
+so does DataSynthesizer (`datasynthesizer-0.1.13`, `datasynthesizer-0.1.4`);
 dpaudit's adapters (`dpaudit.mechanisms.adapters.synth`) reach this module
 through dpaudit's external worker (`external_python(...,
 "synth_side:serve", path=[this folder])`). It imports the standard library,
@@ -28,6 +29,10 @@ and returns one release per fit:
   AIM's `LinearMeasurement`s), scored
   for the target t: s = Σ_m y_m[cell of t] / σ_m², standardised by
   √(Σ_m 1/σ_m²). One number per fit.
+
+Library "datasynthesizer" (release "table"): PrivBayes as its README shows
+(`_privbayes`), each fit seeded from the batch's seed (SeedSequence), or
+with DataSynthesizer's default seed 0 when the spec says so.
 
 Randomness: SmartNoise draws its noise through OpenDP's own generator (no
 public seed); MST's selection draws from numpy's global generator, seeded
@@ -198,6 +203,38 @@ def _measurements(spec, frame):
     return _score(synth, spec, recorder)
 
 
+def _privbayes(spec, frame, seed):
+    """Return one synthetic table of DataSynthesizer's PrivBayes (correlated attribute mode), fitted with `seed`.
+
+    As its README shows: `DataDescriber.describe_dataset_in_correlated_attribute_mode(CSV, k, epsilon, ...)`,
+    every column categorical, the declared categories in `categorical_attribute_domain_file`, then
+    `DataGenerator.generate_dataset_in_correlated_attribute_mode(rows, DESCRIPTION)`. Files live in a
+    temporary folder. `seed` is the run's own, unless the spec asks for DataSynthesizer's default (0).
+    """
+    import contextlib
+    import tempfile
+
+    from DataSynthesizer.DataDescriber import DataDescriber
+    from DataSynthesizer.DataGenerator import DataGenerator
+
+    columns = list(spec["columns"])
+    seed = 0 if spec.get("seed") == "default" else seed
+    with tempfile.TemporaryDirectory() as folder, contextlib.redirect_stdout(sys.stderr):
+        given, domain, description = (os.path.join(folder, f) for f in ("data.csv", "domain.json", "description.json"))
+        frame.to_csv(given, index=False)
+        with open(domain, "w") as handle:
+            json.dump({c: list(range(k)) for c, k in zip(columns, spec["categories"])}, handle)
+        describer = DataDescriber(category_threshold=max(spec["categories"]) + 1)
+        describer.describe_dataset_in_correlated_attribute_mode(
+            dataset_file=given, k=spec["params"]["k"], epsilon=spec["params"]["epsilon"],
+            attribute_to_is_categorical={c: True for c in columns}, attribute_to_is_candidate_key={c: False for c in columns},
+            categorical_attribute_domain_file=domain, seed=seed)
+        describer.save_dataset_description_to_file(description)
+        generator = DataGenerator()
+        generator.generate_dataset_in_correlated_attribute_mode(spec["rows"], description, seed=seed)
+        return generator.synthetic_dataset[columns].to_numpy(dtype=np.int64)
+
+
 def serve(data, size, seed):
     """Return `size` releases of fresh fits on the request's rows: tables (size, rows, columns), or white-box scores (size,)."""
     spec = _spec(data)
@@ -210,14 +247,23 @@ def serve(data, size, seed):
         warnings.simplefilter("ignore")
         if release == "measurements":
             return np.array([_measurements(spec, frame) for _ in range(size)], dtype=np.float64)
+        if spec.get("library") == "datasynthesizer":
+            seeds = np.random.SeedSequence(seed).generate_state(size)
+            return np.stack([_privbayes(spec, frame, int(s)) for s in seeds])
         return np.stack([_table(spec, frame) for _ in range(size)])
 
 
 def describe():
-    """Return the versions of smartnoise-synth, opendp, numpy and pandas in this environment (a dict)."""
+    """Return the versions of the generators' libraries, numpy and pandas in this environment (a dict)."""
     import importlib.metadata as metadata
 
-    return {name: metadata.version(name) for name in ("smartnoise-synth", "opendp", "numpy", "pandas")}
+    found = {}
+    for name in ("smartnoise-synth", "opendp", "DataSynthesizer", "numpy", "pandas"):
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return found
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""SmartNoise Synth adapters: registered without building anything; claims from the generator's parameters; releases.
+"""SmartNoise Synth and DataSynthesizer adapters: registered without building anything; claims from the generator's parameters; releases.
 
 Marked `libraries`: the "smartnoise-synth-1.0.8" environment is built on first use (about 30 s with uv once its
 wheels are cached; about 6 GB with torch). A fit takes seconds, so these tests draw few releases.
@@ -13,7 +13,8 @@ from dpaudit.mechanisms.base import not_neighbours
 from dpaudit.mechanisms.table_features import feature_names
 
 GENERATORS = ["synth_mst", "synth_aim", "synth_mwem", "synth_mst_white_box", "synth_aim_white_box",
-              "synth_mst_data_domain", "synth_mst_input_size"]
+              "synth_mst_data_domain", "synth_mst_input_size", "synth_privbayes", "synth_privbayes_0_1_4",
+              "synth_privbayes_default_seed"]
 
 
 def test_every_generator_is_registered_without_building_anything(tmp_path, monkeypatch):
@@ -47,3 +48,13 @@ def test_the_input_size_variant_releases_as_many_rows_as_the_input_holds():
     d0, d1 = mech.default_pair
     rng = np.random.default_rng(0)
     assert mech.sample(d0, 1, rng)[0, 0] == 7 and mech.sample(d1, 1, rng)[0, 0] == 8
+
+
+@pytest.mark.libraries
+def test_privbayes_claims_epsilon_for_replacing_a_row_and_its_default_seed_repeats_its_table():
+    mech = get_mechanism("synth_privbayes_default_seed", epsilon=1.0, rows=6, sample_rows=30)
+    assert (mech.claim.epsilon, mech.claim.delta, mech.claim.relation.value) == (1.0, 0.0, "replace-one")
+    d0, d1 = mech.default_pair
+    assert not_neighbours(mech, d0, d1) is None and len(d1) == len(d0)
+    out = mech.sample(d1, 3, np.random.default_rng(0))
+    assert np.all(out == out[0]) and np.all(out[:, 0] == 30)  # seed 0 in every fit: one table, whatever the run

@@ -71,3 +71,13 @@ def test_worst_case_pair_adds_a_target_that_shares_no_value_and_passes_the_check
         check_pair(mech, d0, np.vstack([d0, [3, 3]]))
     with pytest.raises(InvalidParameterError, match="not neighbours"):
         check_pair(mech, d0, np.vstack([d0, [2, 3], [2, 3]]))
+
+
+def test_the_replace_one_worst_case_pair_replaces_a_base_record_by_the_target():
+    domain = TableDomain.uniform(2, 3)
+    d0, d1 = worst_case_pair(domain, 4, relation="replace-one")
+    assert len(d0) == len(d1) == 4 and np.array_equal(d1[-1], [2, 2]) and np.array_equal(d0[:-1], d1[:-1])
+    check_pair(blackbox(lambda d, rng: 0.0, epsilon=1.0, relation="replace-one", neighbours=domain.neighbours("replace-one")),
+               d0, d1)
+    with pytest.raises(InvalidParameterError, match="'add-remove' or 'replace-one'"):
+        worst_case_pair(domain, 4, relation="swap")
