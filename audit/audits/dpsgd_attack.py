@@ -17,9 +17,9 @@ import numpy as np
 from dpaudit.attacks.dpsgd.audit_datasets import AUTO, AuditDataset, candidate_datasets, user_dataset
 from dpaudit.attacks.dpsgd.canaries import DIRAC, DPSGDCanaries, make_canaries
 from dpaudit.attacks.dpsgd.game import DPSGDGame, resolve_trainer
+from dpaudit.attacks.dpsgd.runs import multi_run, one_run
 from dpaudit.attacks.dpsgd.scores import WHITE_BOX
 from dpaudit.attacks.games import Game, MultiRun, OneRun
-from dpaudit.audit.audits.dpsgd_runs import multi_run, one_run
 from dpaudit.audit.audits.dpsgd_screening import screen
 from dpaudit.audit.audits.membership import Played
 from dpaudit.audit.estimators.certify import Bound

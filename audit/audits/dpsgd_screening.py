@@ -28,9 +28,9 @@ from typing import Any, Callable, Optional
 import numpy as np
 from dpaudit.attacks.dpsgd.audit_datasets import AuditDataset
 from dpaudit.attacks.dpsgd.game import SCREEN_STREAM, DPSGDGame
+from dpaudit.attacks.dpsgd.runs import multi_run
 from dpaudit.attacks.games import MultiRun
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.audits.dpsgd_runs import multi_run
 from dpaudit.audit.estimators.certify import Bound, certify
 from dpaudit.audit.estimators.projected_runs import auc_mu
 from dpaudit.errors import MechanismError
