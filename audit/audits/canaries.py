@@ -30,8 +30,8 @@ from dpaudit.attacks.canary_scores import CanaryScorer, InnerProduct, OutputStat
 from dpaudit.attacks.games import DEFAULT_CANARIES, Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.attacks.one_run_game import one_run_game
-from dpaudit.audit.audits.membership import Played, Subject, run_membership_audit
-from dpaudit.audit.audits.two_dataset import theory_upper_bound
+from dpaudit.audit.audits.membership import Played, run_membership_audit
+from dpaudit.audit.audits.subject import Subject, mechanism_subject
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.errors import InvalidParameterError
@@ -124,15 +124,6 @@ def _multi_run_observations(mech, mode, runs, scorer, dim, norm, canary_rng, gam
             return _canary_design(mech, 1, dim=dim, norm=norm, rng=rng)
         return fresh_canary_game(mech, make, runs=runs, scorer=chosen, rng=game_rng, mapper=mapper), chosen
     raise InvalidParameterError(f"The canary mode must be one of {', '.join(CANARY_MODES)}; got {mode!r} instead.")
-
-
-def mechanism_subject(mech: Mechanism) -> Subject:
-    """Return what an audit of `mech` reports: its name, parameters, claim and theory upper bound."""
-    if not isinstance(mech, Mechanism):
-        raise InvalidParameterError(
-            f"A membership audit needs a Mechanism; got {type(mech).__name__} (wrap a function with dpaudit.mechanisms.blackbox)."
-        )
-    return Subject(mech.name, dict(mech.params), mech.claim, lambda delta: theory_upper_bound(mech, delta))
 
 
 def audit_canaries(

@@ -21,7 +21,8 @@ from dpaudit.attacks.dpsgd.game import DPAUDIT, PROBE_STREAM
 from dpaudit.attacks.dpsgd.scores import LOSS, THREATS, WHITE_BOX
 from dpaudit.attacks.games import MIN_RUNS, TRAINING_RUNS, Game, MultiRun, OneRun
 from dpaudit.audit.audits.dpsgd_attack import DPSGDAttack
-from dpaudit.audit.audits.membership import Subject, run_membership_audit
+from dpaudit.audit.audits.membership import run_membership_audit
+from dpaudit.audit.audits.subject import Subject
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.audit.theory.upper_bound import upper_bound

@@ -17,18 +17,18 @@ from typing import Any, Callable, Mapping
 import numpy as np
 from dpaudit.attacks.games import Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
+from dpaudit.audit.audits.subject import Subject
 from dpaudit.audit.estimators.certify import Bound, certify, certify_best
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.projected_runs import projected_runs_of
 from dpaudit.audit.results.provenance import ARMS, Selection
 from dpaudit.audit.results.result import MembershipResult, refutes
-from dpaudit.audit.theory.upper_bound import UpperBound
 from dpaudit.errors import InvalidParameterError
 from dpaudit.execution.run_store import RunStore
 from dpaudit.mechanisms.base import Claim
 from dpaudit.validation import check_int
 
-__all__ = ["Played", "Subject", "certify_at_share", "check_game", "run_membership_audit", "seed_streams"]
+__all__ = ["Played", "certify_at_share", "check_game", "run_membership_audit", "seed_streams"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,16 +43,6 @@ class Played:
     scorer: str
     attack: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     store: RunStore | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class Subject:
-    """What an audit is about, for its report: a name, parameters, the claim and the theory upper bound at δ."""
-
-    name: str | None = None
-    params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    claim: Claim | None = None
-    upper_bound: Callable[[float], UpperBound | None] = lambda delta: None
 
 
 def seed_streams(seed: int) -> list[np.random.Generator]:

@@ -32,8 +32,8 @@ from dpaudit.attacks.tracing.scores import (
     reference_score,
     tardos_score,
 )
-from dpaudit.audit.audits.canaries import mechanism_subject
 from dpaudit.audit.audits.membership import Played, run_membership_audit
+from dpaudit.audit.audits.subject import mechanism_subject
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.errors import InvalidParameterError

@@ -32,35 +32,19 @@ from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.projection import projected_bound
 from dpaudit.audit.results.phases import Phases
 from dpaudit.audit.results.result import AuditResult
-from dpaudit.audit.theory.upper_bound import UpperBound, claim_epsilon, upper_bound
+from dpaudit.audit.theory.upper_bound import theory_upper_bound
 from dpaudit.errors import InvalidParameterError
 from dpaudit.execution.execution import Execution
 from dpaudit.execution.interrupted import Interrupted
 from dpaudit.execution.progress import progress_of
 from dpaudit.mechanisms.base import Mechanism, check_pair
-from dpaudit.mechanisms.deferred_event import is_unsupported
 from dpaudit.validation import check_delta, check_int, check_probability_open
 
-__all__ = ["INTERVALS", "audit_mechanism", "theory_upper_bound"]
+__all__ = ["INTERVALS", "audit_mechanism"]
 
 MIN_TRIALS = 10
 PROBE_KEY = 0x7153
 """The timing probe of `trials="auto"` under a time budget draws from SeedSequence([seed, PROBE_KEY]), apart from the audit's streams."""
-
-
-def theory_upper_bound(mech: Mechanism, delta: float) -> UpperBound:
-    """Return the theory upper bound at `delta`: from the mechanism's event, else from its claim (a black box).
-
-    A claim (ε, δ₀) bounds ε at δ ≥ δ₀ only (at larger δ, by the (ε, δ₀)
-    region's ε(δ), Kairouz, Oh, Viswanath 2015, Thm 2.1); below δ₀ it
-    bounds nothing, and the upper bound is ∞. A deferred event
-    (`dpaudit.mechanisms.deferred_event`) is read without being built where
-    the theory has its closed form.
-    """
-    event = mech.declared_event()
-    if not is_unsupported(event):
-        return upper_bound(event, delta=delta, relation=mech.claim.relation.value)
-    return UpperBound(claim_epsilon(mech.claim.epsilon, mech.claim.delta, delta), delta, "claim")
 
 
 def _resolve_pair(mech: Mechanism, d0: Any, d1: Any, search: bool | InputSpace | str, *, objective: Objective,

@@ -22,7 +22,8 @@ from dpaudit.audit.theory.event_pld import event_pld, has_library_pld, non_priva
 from dpaudit.audit.theory.group import group_epsilon
 from dpaudit.audit.theory.profiles import gdp_epsilon, laplace_epsilon, randomized_response_epsilon
 from dpaudit.errors import InvalidParameterError
-from dpaudit.mechanisms.deferred_event import DeferredEvent
+from dpaudit.mechanisms.base import Mechanism
+from dpaudit.mechanisms.deferred_event import DeferredEvent, is_unsupported
 from dpaudit.validation import check_delta, check_int
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from dpaudit.audit.theory.event_pld import PLD
     from dpaudit.mechanisms.events import GroupDpEvent, ShuffledDpEvent
 
-__all__ = ["UpperBound", "claim_epsilon", "upper_bound"]
+__all__ = ["UpperBound", "claim_epsilon", "theory_upper_bound", "upper_bound"]
 
 Profile = Callable[[float], float]
 
@@ -394,3 +395,18 @@ def _leaf_pld(leaf: dp_event.DpEvent, relation: NeighboringRelation, share: floa
         return privacy_parameters_pld(float(leaf.epsilon), float(leaf.delta))
     eps = _epsilon_profile(leaf, relation=relation)[0](share)
     return privacy_parameters_pld(eps, share) if math.isfinite(eps) else non_private_pld()
+
+
+def theory_upper_bound(mech: Mechanism, delta: float) -> UpperBound:
+    """Return the theory upper bound at `delta`: from the mechanism's event, else from its claim (a black box).
+
+    A claim (ε, δ₀) bounds ε at δ ≥ δ₀ only (at larger δ, by the (ε, δ₀)
+    region's ε(δ), Kairouz, Oh, Viswanath 2015, Thm 2.1); below δ₀ it
+    bounds nothing, and the upper bound is ∞. A deferred event
+    (`dpaudit.mechanisms.deferred_event`) is read without being built where
+    the theory has its closed form.
+    """
+    event = mech.declared_event()
+    if not is_unsupported(event):
+        return upper_bound(event, delta=delta, relation=mech.claim.relation.value)
+    return UpperBound(claim_epsilon(mech.claim.epsilon, mech.claim.delta, delta), delta, "claim")

@@ -10,7 +10,8 @@ from dpaudit.attacks.games import MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.audits.dpsgd import audit_dpsgd
 from dpaudit.audit.audits.dpsgd_screening import FINALISTS, RESCREEN, screen_runs
-from dpaudit.audit.audits.membership import Played, Subject, run_membership_audit
+from dpaudit.audit.audits.membership import Played, run_membership_audit
+from dpaudit.audit.audits.subject import Subject
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.mechanisms import Claim
 from dpaudit.mechanisms.dpsgd.accounting import pld_epsilon, poisson_event

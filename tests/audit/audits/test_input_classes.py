@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from dpaudit.attacks.games import MultiRun, OneRun
 from dpaudit.audit import audit_canaries, audit_mechanism
-from dpaudit.audit.audits.two_dataset import theory_upper_bound
 from dpaudit.audit.estimators.certify import Bound
+from dpaudit.audit.theory.upper_bound import theory_upper_bound
 from dpaudit.mechanisms import InvalidParameterError, blackbox
 from dpaudit.mechanisms.records import BoxRecords, CategoryRecords
 

@@ -5,7 +5,8 @@ import pytest
 from dpaudit.attacks.games import MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.audits.canaries import audit_canaries, audit_scores
-from dpaudit.audit.audits.membership import Played, Subject, run_membership_audit
+from dpaudit.audit.audits.membership import Played, run_membership_audit
+from dpaudit.audit.audits.subject import Subject
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.mechanisms import InvalidParameterError
 from dpaudit.mechanisms.base import Claim

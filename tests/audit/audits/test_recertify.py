@@ -18,7 +18,8 @@ from dpaudit.attacks.games import MultiRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit import audit_mechanism, recertify
 from dpaudit.audit.audits.auto_trials import AutoBudget, audit_in_rounds
-from dpaudit.audit.audits.membership import Played, Subject, run_membership_audit
+from dpaudit.audit.audits.membership import Played, run_membership_audit
+from dpaudit.audit.audits.subject import Subject
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.estimators.intervals import Bands
 from dpaudit.audit.estimators.thresholds import Bonferroni, DominatingPair

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from dpaudit.attacks.games import MultiRun
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.audits.membership import Played, Subject, run_membership_audit
+from dpaudit.audit.audits.membership import Played, run_membership_audit
+from dpaudit.audit.audits.subject import Subject
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.estimators.projected_runs import _certified, auc_mu, projected_runs, projected_runs_of
 from dpaudit.audit.theory.profiles import gdp_epsilon
