@@ -33,13 +33,15 @@ __all__ = ["Played", "certify_at_share", "check_game", "run_membership_audit", "
 
 @dataclasses.dataclass(frozen=True)
 class Played:
-    """What a game produced: the scores and truth, the scorer's name, and facts about the attack.
+    """What a membership game produced: its evidence (the scores and truth), the scorer's name, and facts about the attack.
 
     A ladder of canaries played in the same runs gives one `Observations`
-    per canary, certified together by `certify_best`.
+    per canary, certified together by `certify_best`. (The two-dataset
+    game's counterpart is `two_dataset_play.PlayedPair`: its evidence is
+    held-out counts or a histogram.)
     """
 
-    observations: Observations | tuple[Observations, ...]
+    evidence: Observations | tuple[Observations, ...]
     scorer: str
     attack: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     store: RunStore | None = None
@@ -92,7 +94,7 @@ def run_membership_audit(
     data_rng, game_rng, estimator_rng = seed_streams(seed)
     start = time.perf_counter()
     played = play(data_rng, game_rng)
-    observations, attack, selection = played.observations, dict(played.attack), None
+    observations, attack, selection = played.evidence, dict(played.attack), None
     if isinstance(observations, tuple):
         best, lower = certify_best(observations, game, bound, delta=delta, rng=estimator_rng)
         selection = Selection(ARMS, observations, (1.0 / len(observations),) * len(observations), best)
@@ -100,7 +102,7 @@ def run_membership_audit(
         attack["best_canary"] = best
     else:
         lower = certify_at_share(observations, game, bound, delta, estimator_rng)
-    assumed, projected = _beside(beside, played.observations, game, bound, lower, delta, estimator_rng, subject.claim)
+    assumed, projected = _beside(beside, played.evidence, game, bound, lower, delta, estimator_rng, subject.claim)
     result = MembershipResult(
         game=game.name, lower_bound=lower, scorer=played.scorer, seconds=time.perf_counter() - start, seed=seed,
         mechanism=subject.name, params=dict(subject.params), claim=subject.claim,

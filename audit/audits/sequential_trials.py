@@ -36,7 +36,7 @@ from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.attacks.sampling import per_chunk
 from dpaudit.audit.audits.auto_trials import AutoBudget
 from dpaudit.audit.audits.reproducibility import global_streams
-from dpaudit.audit.audits.two_dataset_play import Chosen, Played, Setting, choose, count_errors
+from dpaudit.audit.audits.two_dataset_play import Chosen, PlayedPair, Setting, choose, count_errors
 from dpaudit.audit.estimators.intervals import TwoRates
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.sequential import TwoRatesSequence, fixed_level
@@ -211,7 +211,7 @@ class _Run:
         """Return the result: the best epoch's test and counts, the bound of all epochs, what each epoch did."""
         best = max(reversed(self.epochs), key=lambda e: e.epsilon)
         c = HeldOutCounts.from_rejections(best.counts)
-        played = Played(c, best.chosen.test.describe(), best.chosen.selection, best.held_out, best.chosen.screening,
+        played = PlayedPair(c, best.chosen.test.describe(), best.chosen.selection, best.held_out, best.chosen.screening,
                         interrupted, best.chosen.warning)
         first = self.audit.result(played, self.drawn, self.audit.seed, self.start)
         listed = tuple(Epoch(e.chosen.selection, e.held_out, e.setting.seed, e.epsilon,

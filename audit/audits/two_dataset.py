@@ -25,7 +25,7 @@ from dpaudit.audit.audits.advice import trials_for_violation
 from dpaudit.audit.audits.auto_trials import AUTO, FIRST_ROUND, AutoBudget, audit_in_rounds, first_round
 from dpaudit.audit.audits.reproducibility import global_streams
 from dpaudit.audit.audits.sequential_trials import SEQUENTIAL, audit_sequentially, check_sequential
-from dpaudit.audit.audits.two_dataset_play import Played, Setting, play
+from dpaudit.audit.audits.two_dataset_play import PlayedPair, Setting, play
 from dpaudit.audit.estimators.certify import Bound, certify
 from dpaudit.audit.estimators.intervals import INTERVALS, Bands, TwoRates, interval_named
 from dpaudit.audit.estimators.lower_bound import LowerBound
@@ -237,7 +237,7 @@ class _Audit:
             raise Interrupted(partial, done=stop.done, total=stop.total) from None
         return self.result(played, trials, seed, start)
 
-    def result(self, played: Played, trials: int, seed: int, start: float) -> AuditResult:
+    def result(self, played: PlayedPair, trials: int, seed: int, start: float) -> AuditResult:
         """Return the result of a played game: its evidence certified, beside the theory upper bound."""
         game, claim = TwoDataset(trials), self.mechanism.claim
         lower = certify(played.evidence, game, self.bound, delta=self.delta, rng=np.random.default_rng(seed))
@@ -253,7 +253,7 @@ class _Audit:
             evidence=played.evidence, bound=self.bound, phases=phases,
         )
 
-    def _secondary(self, played: Played, game: TwoDataset) -> tuple[LowerBound, ...]:
+    def _secondary(self, played: PlayedPair, game: TwoDataset) -> tuple[LowerBound, ...]:
         """Return the bounds of the same evidence under the Gaussian assumption (none at δ = 0, where they are ∞)."""
         if self.delta == 0.0:
             return ()

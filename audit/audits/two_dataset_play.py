@@ -37,7 +37,7 @@ from dpaudit.execution.runner import seeds
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.outputs import check_shape
 
-__all__ = ["Chosen", "Played", "Setting", "Streams", "choose", "count_errors", "play"]
+__all__ = ["Chosen", "PlayedPair", "Setting", "Streams", "choose", "count_errors", "play"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,8 +79,8 @@ class Setting:
 
 
 @dataclasses.dataclass(frozen=True)
-class Played:
-    """What the game produced: its evidence, the test, and what the phases spent."""
+class PlayedPair:
+    """What the two-dataset game produced: its evidence, the test, and what the phases spent (membership games: `membership.Played`)."""
 
     evidence: HeldOutCounts | OutputHistogram
     test: str
@@ -205,7 +205,7 @@ def count_errors(s: Setting, chosen: Chosen, sizes: list[int], first: int) -> np
                       name=s.mechanism.name, seed=s.seed, backend=s.backend, progress=s.progress)
 
 
-def _held_out(s: Setting, shape: tuple[int, ...], streams: Streams) -> Played:
+def _held_out(s: Setting, shape: tuple[int, ...], streams: Streams) -> PlayedPair:
     """Play the split game: choose a test, then count its errors on fresh outputs in seeded chunks."""
     elements = int(np.prod(shape, dtype=int))
     kept, n_screen = _screen(s, streams, elements)
@@ -217,8 +217,8 @@ def _held_out(s: Setting, shape: tuple[int, ...], streams: Streams) -> Played:
         s.progress(n_select)
     warning = streams_warning(s.global_streams)  # the selection phase ran here, in process, whatever the backend
 
-    def played(counts: np.ndarray, held: int, interrupted: bool = False) -> Played:
-        return Played(HeldOutCounts.from_rejections(counts, direction=direction), test.describe(), n_select, held,
+    def played(counts: np.ndarray, held: int, interrupted: bool = False) -> PlayedPair:
+        return PlayedPair(HeldOutCounts.from_rejections(counts, direction=direction), test.describe(), n_select, held,
                       screening, interrupted, warning)
 
     try:
@@ -230,7 +230,7 @@ def _held_out(s: Setting, shape: tuple[int, ...], streams: Streams) -> Played:
     return played(counts, n_held)
 
 
-def _bands(s: Setting, shape: tuple[int, ...], streams: Streams) -> Played:
+def _bands(s: Setting, shape: tuple[int, ...], streams: Streams) -> PlayedPair:
     """Play the game without a split: every output counted against a grid placed on the first sample."""
     if int(np.prod(shape, dtype=int)) != 1:
         raise InvalidParameterError(
@@ -245,9 +245,9 @@ def _bands(s: Setting, shape: tuple[int, ...], streams: Streams) -> Played:
         s.progress(n_first)
     warning = streams_warning(s.global_streams)
 
-    def played(counts: np.ndarray, trials: int, interrupted: bool = False) -> Played:
+    def played(counts: np.ndarray, trials: int, interrupted: bool = False) -> PlayedPair:
         hist = OutputHistogram.from_vector(grid, first + counts)
-        return Played(hist, "", 0, trials, None, interrupted, warning)
+        return PlayedPair(hist, "", 0, trials, None, interrupted, warning)
 
     try:
         counts = run_chunks(CountCells(s.mechanism, s.d0, s.d1, grid, shape), sizes, streams.chunks(len(sizes)),
@@ -258,11 +258,11 @@ def _bands(s: Setting, shape: tuple[int, ...], streams: Streams) -> Played:
     return played(counts, s.trials)
 
 
-def play(setting: Setting) -> Played:
+def play(setting: Setting) -> PlayedPair:
     """Play the two-dataset game `setting` describes; return its evidence and what its phases did.
 
     Raises:
-        Interrupted: on Ctrl-C in the held-out phase, with the `Played` of the chunks that finished (or None).
+        Interrupted: on Ctrl-C in the held-out phase, with the `PlayedPair` of the chunks that finished (or None).
         MechanismError: when the mechanism raises or changes its output shape.
     """
     streams = Streams(setting.seed)
