@@ -23,7 +23,7 @@ from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.attacks.output_histogram import OutputHistogram
 from dpaudit.audit.audits.auto_trials import combine_rounds
 from dpaudit.audit.audits.membership import certify_at_share, seed_streams
-from dpaudit.audit.estimators.certify import Bound, certify, certify_best
+from dpaudit.audit.estimators.certify import Bound, bounds_beside, certify, certify_best
 from dpaudit.audit.estimators.intervals import Bands, RatioInterval
 from dpaudit.audit.results.provenance import Recertified
 from dpaudit.audit.results.result import AuditResult, MembershipResult, Result
@@ -119,8 +119,7 @@ def _two_dataset(result: AuditResult, bound: Bound) -> AuditResult:
     game = TwoDataset(max(result.lower_bound.trials, 10))
     lower = certify(evidence, game, bound, delta=delta, rng=seed_streams(result.seed)[2])
     lower = dataclasses.replace(lower, trials=result.lower_bound.trials)
-    gaussian = Bound(estimator="gdp", confidence=bound.confidence, strategy=bound.strategy)
-    secondary = () if delta == 0.0 else (certify(evidence, game, gaussian, delta=delta, rng=seed_streams(result.seed)[2]),)
+    secondary = bounds_beside(evidence, game, bound, delta=delta, rng=seed_streams(result.seed)[2])
     phases = None if result.phases is None else dataclasses.replace(result.phases, interval=interval.name,
                                                                      trials_for_violation=None)
     return dataclasses.replace(result, lower_bound=lower, secondary=secondary, bound=bound, phases=phases,

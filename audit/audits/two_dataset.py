@@ -26,7 +26,7 @@ from dpaudit.audit.audits.auto_trials import AUTO, FIRST_ROUND, AutoBudget, audi
 from dpaudit.audit.audits.reproducibility import global_streams
 from dpaudit.audit.audits.sequential_trials import SEQUENTIAL, audit_sequentially, check_sequential
 from dpaudit.audit.audits.two_dataset_play import PlayedPair, Setting, play
-from dpaudit.audit.estimators.certify import Bound, certify
+from dpaudit.audit.estimators.certify import Bound, bounds_beside, certify
 from dpaudit.audit.estimators.intervals import INTERVALS, Bands, TwoRates, interval_named
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.projection import projected_bound
@@ -255,10 +255,7 @@ class _Audit:
 
     def _secondary(self, played: PlayedPair, game: TwoDataset) -> tuple[LowerBound, ...]:
         """Return the bounds of the same evidence under the Gaussian assumption (none at δ = 0, where they are ∞)."""
-        if self.delta == 0.0:
-            return ()
-        gaussian = Bound(estimator="gdp", confidence=self.bound.confidence, strategy=self.bound.strategy)
-        return (certify(played.evidence, game, gaussian, delta=self.delta, rng=np.random.default_rng(0)),)
+        return bounds_beside(played.evidence, game, self.bound, delta=self.delta, rng=np.random.default_rng(0))
 
     def _advice(self, evidence: Any, lower: LowerBound, trials: int) -> int | None:
         """Return about how many trials would likely certify a violation, when none was and the rates point to one."""

@@ -10,7 +10,7 @@ from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.estimators.clopper_pearson import epsilon_from_rates
 from dpaudit.audit.estimators.gdp import GDP_ASSUMPTION, gdp_from_counts, gdp_lower_bound
-from dpaudit.audit.estimators.held_out import held_out_assumption_bounds, held_out_lower_bound
+from dpaudit.audit.estimators.held_out import held_out_lower_bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound, one_run_p_value
 from dpaudit.audit.estimators.one_run.fdp import one_run_fdp_lower_bound
@@ -36,7 +36,6 @@ __all__ = [
     "epsilon_from_rates",
     "gdp_from_counts",
     "gdp_lower_bound",
-    "held_out_assumption_bounds",
     "held_out_lower_bound",
     "one_run_fdp_lower_bound",
     "one_run_lower_bound",

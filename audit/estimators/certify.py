@@ -33,7 +33,7 @@ from dpaudit.audit.estimators.thresholds import BestOf, ThresholdStrategy, thres
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_delta, check_probability_open
 
-__all__ = ["ESTIMATORS", "MEMBERSHIP_ESTIMATORS", "Bound", "Estimator", "certify", "certify_best", "estimators_of"]
+__all__ = ["ESTIMATORS", "MEMBERSHIP_ESTIMATORS", "Bound", "Estimator", "bounds_beside", "certify", "certify_best", "estimators_of"]
 
 Evidence = Union[Observations, HeldOutCounts, OutputHistogram]
 Estimate = Callable[[Any, Game, "Bound", float, np.random.Generator], LowerBound]
@@ -211,3 +211,18 @@ def certify_best(arms: tuple[Observations, ...], game: Game, bound: Bound, *, de
     best = int(np.argmax([b.epsilon for b in bounds]))
     method = f"{bounds[best].method}, best of {len(arms)} canaries (each at confidence {split.confidence:.4g})"
     return best, dataclasses.replace(bounds[best], confidence=bound.confidence, method=method)
+
+
+def bounds_beside(evidence: Evidence, game: Game, bound: Bound, *, delta: float,
+                  rng: np.random.Generator) -> tuple[LowerBound, ...]:
+    """Return the bounds reported beside a two-dataset verdict's: the same evidence under the Gaussian assumption.
+
+    The Gaussian-DP bound (Nasr et al. 2023) at δ > 0, at `bound`'s
+    confidence and strategy: far tighter for Gaussian-like mechanisms,
+    labelled with its assumption and never used for the verdict. At δ = 0 a
+    GDP ε is infinite, so none is given. The one place this bound is built.
+    """
+    if delta == 0.0:
+        return ()
+    gaussian = Bound(estimator="gdp", confidence=bound.confidence, strategy=bound.strategy)
+    return (certify(evidence, game, gaussian, delta=delta, rng=rng),)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
-from dpaudit.audit.estimators.gdp import gdp_from_counts
 from dpaudit.audit.estimators.lower_bound import LowerBound
 from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
 
-__all__ = ["held_out_assumption_bounds", "held_out_lower_bound"]
+__all__ = ["held_out_lower_bound"]
 
 
 def held_out_lower_bound(evidence: HeldOutCounts, *, delta: float, confidence: float) -> LowerBound:
@@ -30,14 +29,3 @@ def held_out_lower_bound(evidence: HeldOutCounts, *, delta: float, confidence: f
                       trials=e.n0 + e.n1, fpr=e.fpr, fnr=e.fnr, details=e.facts())
 
 
-def held_out_assumption_bounds(evidence: HeldOutCounts, *, delta: float, confidence: float) -> tuple[LowerBound, ...]:
-    """Return the bounds that hold only under an assumption, from the same counts.
-
-    The Gaussian-DP bound (Nasr et al. 2023) at δ > 0: far tighter for
-    Gaussian-like mechanisms, labelled with its assumption and never used
-    for the verdict. At δ = 0 a GDP ε is infinite, so none is given.
-    """
-    if delta == 0.0:
-        return ()
-    e = evidence
-    return (gdp_from_counts(e.false_positives, e.n0, e.false_negatives, e.n1, delta=delta, confidence=confidence),)

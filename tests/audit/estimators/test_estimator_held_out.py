@@ -2,9 +2,11 @@
 
 import numpy as np
 import pytest
+from dpaudit.attacks.games import TwoDataset
 from dpaudit.attacks.held_out_counts import HeldOutCounts
+from dpaudit.audit.estimators.certify import Bound, bounds_beside
 from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
-from dpaudit.audit.estimators.held_out import held_out_assumption_bounds, held_out_lower_bound
+from dpaudit.audit.estimators.held_out import held_out_lower_bound
 from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
 
 
@@ -20,7 +22,7 @@ def test_counts_from_the_runner_and_both_intervals():
 
 
 def test_the_gdp_bound_comes_only_at_positive_delta_and_names_its_assumption():
-    evidence = HeldOutCounts(100, 10_000, 2_000, 10_000)
-    assert held_out_assumption_bounds(evidence, delta=0.0, confidence=0.95) == ()
-    (gdp,) = held_out_assumption_bounds(evidence, delta=1e-5, confidence=0.95)
+    evidence, game, rng = HeldOutCounts(100, 10_000, 2_000, 10_000), TwoDataset(10_000), np.random.default_rng(0)
+    assert bounds_beside(evidence, game, Bound(), delta=0.0, rng=rng) == ()
+    (gdp,) = bounds_beside(evidence, game, Bound(), delta=1e-5, rng=rng)
     assert gdp.assumption and gdp.epsilon > 0
