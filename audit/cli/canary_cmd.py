@@ -28,7 +28,7 @@ from dpaudit.audit.cli.common import (
 )
 
 GAME = GameFlags(runs=DEFAULT_RUNS, canaries=DEFAULT_CANARIES)
-CANARY_MODES = LazyChoices("dpaudit.audit.audits.canaries", "CANARY_MODES")
+CANARY_MODES = LazyChoices("dpaudit.attacks.canary_design", "CANARY_MODES")
 
 
 def _bound_delta(args: argparse.Namespace, scores: bool) -> float | None:

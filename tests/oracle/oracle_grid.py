@@ -320,8 +320,8 @@ def _membership_axes() -> dict[str, tuple[Any, ...]]:
 
 
 def canaries_entry() -> Entry:
+    from dpaudit.attacks.canary_design import CANARY_MODES
     from dpaudit.attacks.canary_scores import STATISTICS
-    from dpaudit.audit.audits.canaries import CANARY_MODES
     from dpaudit.mechanisms.base import Relation
 
     return Entry("audit_canaries", {

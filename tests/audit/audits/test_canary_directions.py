@@ -11,8 +11,9 @@ that ignores its input.
 import numpy as np
 import pytest
 from dpaudit.attacks.canary import DIRECTIONS
+from dpaudit.attacks.canary_design import BASE_RECORDS
 from dpaudit.attacks.games import MultiRun
-from dpaudit.audit.audits.canaries import BASE_RECORDS, audit_canaries, audit_scores
+from dpaudit.audit.audits.canaries import audit_canaries, audit_scores
 from dpaudit.mechanisms import blackbox
 from dpaudit.mechanisms.records import BoxRecords
 from scipy.stats import binom

@@ -2,8 +2,9 @@
 
 import numpy as np
 import pytest
+from dpaudit.attacks.canary_design import DEFAULT_DIM
 from dpaudit.attacks.games import OneRun
-from dpaudit.audit.audits.canaries import DEFAULT_DIM, audit_canaries
+from dpaudit.audit.audits.canaries import audit_canaries
 from dpaudit.mechanisms import InvalidParameterError, blackbox
 from dpaudit.mechanisms.records import VectorRecords
 

@@ -148,8 +148,8 @@ def test_saved_scores_take_the_games_size_from_the_file(capsys, tmp_path):
 
 
 def test_lazy_choices_are_those_of_their_homes(commands):
+    from dpaudit.attacks.canary_design import CANARY_MODES, DEFAULT_DIM
     from dpaudit.attacks.games import DEFAULT_CANARIES
-    from dpaudit.audit.audits.canaries import CANARY_MODES, DEFAULT_DIM
     from dpaudit.audit.cli.canary_cmd import GAME
     from dpaudit.audit.estimators.certify import MEMBERSHIP_ESTIMATORS as ESTIMATORS
     from dpaudit.audit.estimators.intervals import INTERVALS
