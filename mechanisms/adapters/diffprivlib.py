@@ -41,7 +41,6 @@ audit repeats for its seed.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from pathlib import Path
 from typing import Any, Optional
@@ -51,7 +50,7 @@ from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Mechanism, Relation
 from dpaudit.mechanisms.builtins.floating_point import as_bits
 from dpaudit.mechanisms.environments import ENVIRONMENTS, Environment, declare, environment_python
-from dpaudit.mechanisms.external.processes import ExternalProcess, external_python
+from dpaudit.mechanisms.external.processes import ExternalProcess, SideRequests, external_python, side_process
 from dpaudit.mechanisms.neighbours import NeighbourCheck, any_length, by_relation, equal_rows, in_domain, local
 from dpaudit.mechanisms.neighbours import declare as declare_domain
 from dpaudit.mechanisms.records import BoxRecords, NumberRecords
@@ -76,15 +75,12 @@ declare(Environment(
     check="import diffprivlib, sklearn", needs=()))
 
 
-@functools.lru_cache(maxsize=None)
 def _process(python: str) -> ExternalProcess:
     """Return the one diffprivlib process of `python` (`diffprivlib_side:serve`), shared by every adapter of this process."""
-    shell = external_python(python, "diffprivlib_side:serve", epsilon=1.0, name="diffprivlib", timeout=BATCH_TIMEOUT,
-                            path=[str(SIDE.parent)], check=False)
-    return shell.sampler
+    return side_process(python, "diffprivlib_side:serve", name="diffprivlib", folder=str(SIDE.parent), timeout=BATCH_TIMEOUT)
 
 
-class Requests:
+class Requests(SideRequests):
     """`sampler(data, size, rng)` of a diffprivlib adapter: sends the spec and the dataset, returns the outputs.
 
     With `bits`, the doubles are released as their IEEE-754 bits (uint64).
@@ -103,14 +99,6 @@ class Requests:
         out = self.process(request, size, rng)
         return as_bits(out) if self.bits else out
 
-    @property
-    def pid(self) -> int | None:
-        """Return the process id of the running process, or None."""
-        return self.process.pid
-
-    def close(self) -> None:
-        """Stop the process."""
-        self.process.close()
 
 
 @dataclasses.dataclass(frozen=True)

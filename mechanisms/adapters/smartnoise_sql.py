@@ -57,7 +57,7 @@ from dpaudit.errors import MechanismError
 from dpaudit.mechanisms.base import Mechanism, Relation
 from dpaudit.mechanisms.builtins.statistics import present_records
 from dpaudit.mechanisms.environments import Environment, declare, environment_python
-from dpaudit.mechanisms.external.processes import ExternalProcess, external_python
+from dpaudit.mechanisms.external.processes import ExternalProcess, SideRequests, external_python, side_process
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_int, check_real
 
@@ -83,12 +83,9 @@ def _python() -> str:
     return str(environment_python(ENVIRONMENT.name))
 
 
-@functools.lru_cache(maxsize=None)
 def _process(python: str) -> ExternalProcess:
     """Return the one SmartNoise process of `python` (`smartnoise_side:serve`), shared by every adapter of this process."""
-    shell = external_python(python, "smartnoise_side:serve", epsilon=1.0, name="SmartNoise SQL", timeout=BATCH_TIMEOUT,
-                            path=[str(SIDE.parent)], check=False)
-    return shell.sampler
+    return side_process(python, "smartnoise_side:serve", name="SmartNoise SQL", folder=str(SIDE.parent), timeout=BATCH_TIMEOUT)
 
 
 @functools.lru_cache(maxsize=64)
@@ -99,7 +96,7 @@ def _describe(python: str, query: str, params_json: str) -> dict[str, Any]:
     return json.loads(str(reply[0]))
 
 
-class Queries:
+class Queries(SideRequests):
     """`sampler(data, size, rng)` of a SmartNoise query: the present records (NaN dropped) go to the side process.
 
     A group label that is not an integer in [0, `groups`) is a ValueError. Picklable (a copy carries the command).
@@ -117,14 +114,6 @@ class Queries:
         request = {"kind": ["query"], "query": [self.query], "params": [json.dumps(self.params, sort_keys=True)], "x": rows}
         return self.process(request, size, rng)
 
-    @property
-    def pid(self) -> int | None:
-        """Return the process id of the running process, or None."""
-        return self.process.pid
-
-    def close(self) -> None:
-        """Stop the process."""
-        self.process.close()
 
 
 # ---- dpaudit's upper bound, from the noise SmartNoise states

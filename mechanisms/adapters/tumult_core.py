@@ -52,7 +52,7 @@ from dpaudit.mechanisms.builtins.floating_point import as_bits
 from dpaudit.mechanisms.builtins.statistics import present_records
 from dpaudit.mechanisms.environments import Environment, declare, environment_exists
 from dpaudit.mechanisms.environments import environment_python as built_python
-from dpaudit.mechanisms.external.processes import ExternalProcess, external_python
+from dpaudit.mechanisms.external.processes import ExternalProcess, SideRequests, external_python, side_process
 from dpaudit.mechanisms.neighbours import NeighbourCheck, answers_within
 from dpaudit.mechanisms.registry import register
 from dpaudit.validation import check_int, check_real
@@ -144,19 +144,16 @@ def _describe(python: str, kind: str, params_json: str) -> dict[str, Any]:
     return json.loads(lines[-1])
 
 
-@functools.lru_cache(maxsize=None)
 def _process(python: str) -> ExternalProcess:
     """Return the one Tumult process of `python` (`tumult_side:serve`), shared by every Tumult mechanism of this process.
 
     Spark takes 20–25 s to start, so the aggregations of one run share it.
     Closing any Tumult mechanism stops this process; the next draw starts it again.
     """
-    shell = external_python(python, "tumult_side:serve", epsilon=1.0, name="Tumult Core", timeout=BATCH_TIMEOUT,
-                            path=[str(SIDE.parent)], check=False)
-    return shell.sampler
+    return side_process(python, "tumult_side:serve", name="Tumult Core", folder=str(SIDE.parent), timeout=BATCH_TIMEOUT)
 
 
-class Requests:
+class Requests(SideRequests):
     """`sampler(data, size, rng)` of a Tumult Core or Analytics mechanism: each request carries kind, rows and parameters.
 
     `rows`: with `records`, the present records (`nan` = absent dropped),
@@ -182,14 +179,6 @@ class Requests:
         out = self.process(request, size, rng)
         return as_bits(out) if self.bits else out
 
-    @property
-    def pid(self) -> int | None:
-        """Return the process id of the running process, or None."""
-        return self.process.pid
-
-    def close(self) -> None:
-        """Stop the process."""
-        self.process.close()
 
 
 @dataclasses.dataclass(frozen=True)

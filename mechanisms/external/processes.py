@@ -76,6 +76,7 @@ of its own, so that a hung child of a shell script is killed with it).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import selectors
@@ -102,8 +103,10 @@ __all__ = [
     "SEED_BOUND",
     "ExternalMechanism",
     "ExternalProcess",
+    "SideRequests",
     "external",
     "external_python",
+    "side_process",
     "json_integers",
     "unit_sum_pair",
 ]
@@ -734,3 +737,30 @@ def _check_import(interpreter: str, module_attr: str, folders: list[str], python
         lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
         reason = (lines[-1] if lines else f"exit status {done.returncode}").strip().rstrip(".")
         raise UnknownMechanismError(f"Cannot use '{module_attr}' with the interpreter {python}: {reason}.")
+
+
+@functools.lru_cache(maxsize=None)
+def side_process(python: str, module_attr: str, *, name: str, folder: str, timeout: float) -> ExternalProcess:
+    """Return the one long-lived process of the interpreter `python` serving `module_attr` (a side script in `folder`).
+
+    Library adapters share it: every mechanism of one library and one
+    environment sends its batches to this process, so the library is
+    imported once. Closing any of them stops it; the next batch starts it again.
+    """
+    return external_python(python, module_attr, epsilon=1.0, name=name, timeout=timeout, path=[folder],
+                           check=False).sampler
+
+
+class SideRequests:
+    """The sampler of a library adapter: it sends each batch to its side process (`side_process`), held as `process`."""
+
+    process: ExternalProcess
+
+    @property
+    def pid(self) -> int | None:
+        """Return the process id of the running side process, or None."""
+        return self.process.pid
+
+    def close(self) -> None:
+        """Stop the side process."""
+        self.process.close()
