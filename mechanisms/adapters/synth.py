@@ -45,7 +45,6 @@ an audit is sound but does not repeat bit for bit.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -53,7 +52,7 @@ from typing import Any
 import numpy as np
 from dpaudit.mechanisms.base import Mechanism, Relation
 from dpaudit.mechanisms.environments import Environment, declare, environment_python
-from dpaudit.mechanisms.external.processes import ExternalProcess, external_python
+from dpaudit.mechanisms.external.processes import ExternalProcess, SideRequests, external_python, side_process
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.table_features import tabulate
 from dpaudit.mechanisms.worst_case_tables import TableDomain, worst_case_pair
@@ -83,15 +82,13 @@ BATCH_TIMEOUT = 7200.0  # seconds for one batch: an MST fit takes seconds, AIM's
 BLACK_BOX, WHITE_BOX = "black-box: the synthetic table", "white-box: the noisy measurements"
 
 
-@functools.lru_cache(maxsize=None)
 def _process(python: str) -> ExternalProcess:
     """Return the one generator process of `python` (`synth_side:serve`), shared by every adapter of this process."""
-    shell = external_python(python, "synth_side:serve", epsilon=1.0, name="SmartNoise Synth", timeout=BATCH_TIMEOUT,
-                            path=[str(SIDE.parent)], check=False)
-    return shell.sampler
+    return side_process(python, "synth_side:serve", name="synthetic-data generator", folder=str(SIDE.parent),
+                        timeout=BATCH_TIMEOUT)
 
 
-class Fits:
+class Fits(SideRequests):
     """`sampler(data, size, rng)` of a generator: sends the spec and the dataset, returns `size` releases (tables or scores).
 
     Picklable (a copy starts its own process, as `ExternalProcess` does).
@@ -104,15 +101,6 @@ class Fits:
         """Return `size` releases of fresh fits on `data` (an (n, columns) array of category codes)."""
         request = {"spec": [json.dumps(self.spec, sort_keys=True)], "rows": np.asarray(data, dtype=np.int64)}
         return self.process(request, size, rng)
-
-    @property
-    def pid(self) -> int | None:
-        """Return the process id of the running process, or None."""
-        return self.process.pid
-
-    def close(self) -> None:
-        """Stop the process."""
-        self.process.close()
 
 
 def synth_generator(generator: str, *, epsilon: float, delta: float, domain: TableDomain, rows: int,
