@@ -338,7 +338,7 @@ def diffprivlib_exponential(*, epsilon: float = 1.0, sensitivity: float = 1.0, c
     d1 = d0.copy()
     d1[0] = s
     call = {"kind": "mechanism", "name": "Exponential", "params": {"epsilon": e, "sensitivity": s}}
-    spec = _Spec(name, call, e, 0.0, Relation.ADD_REMOVE, (d0, d1), _answers(s, NumberRecords(width=None)),
+    spec = _Spec(name, call, e, 0.0, Relation.ADD_REMOVE, (d0, d1), _answers(s, NumberRecords()),
                  f"Exponential(epsilon={e:g}, sensitivity={s:g}, utility=<dataset>).randomise() over {k} candidates")
     return _build(spec, environment)
 
