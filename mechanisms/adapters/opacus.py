@@ -48,7 +48,6 @@ import numpy as np
 from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Claim, Mechanism
 from dpaudit.mechanisms.dpsgd.torch_support import import_optional
-from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.neighbours import by_relation
 from dpaudit.mechanisms.records import NumberRecords
 from dpaudit.mechanisms.registry import register
@@ -141,6 +140,8 @@ def opacus_make_private(*, rows: int = 2, batch_size: int = 2, dimension: int = 
     params = {"rows": n, "batch_size": batch_size, "dimension": dimension, "noise_multiplier": noise_multiplier,
               "clip_norm": clip_norm, "epochs": epochs, "learning_rate": learning_rate, "delta": delta,
               "accountant": accountant, "opacus_epsilon": {str(k): v for k, v in claims.items()}}
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent  # dp_accounting: loaded when one is built
+
     return Mechanism(
         name=owner, sampler=_sampler(program), claim=Claim(epsilon, delta), event=EpsilonDeltaDpEvent(epsilon, delta),
         default_pair=pair, neighbours=by_relation("add-remove", null_record=np.nan, records=NumberRecords(-1.0, 1.0)),

@@ -30,7 +30,6 @@ from typing import Any, Callable
 
 import numpy as np
 from dpaudit.mechanisms.base import Claim, Mechanism, Relation
-from dpaudit.mechanisms.events import EpsilonDeltaDpEvent
 from dpaudit.mechanisms.neighbours import by_relation, of_length
 from dpaudit.mechanisms.records import NumberRecords
 from dpaudit.mechanisms.registry import register
@@ -54,6 +53,8 @@ def sized_sum_mechanism(name: str, sampler: Callable[[Any, int, np.random.Genera
     d1 = d0.copy()
     d1[0] = hi
     records = NumberRecords(lo, hi)
+    from dpaudit.mechanisms.events import EpsilonDeltaDpEvent  # dp_accounting: loaded when one is built
+
     return Mechanism(
         name=name, sampler=sampler, claim=Claim(claim, 0.0, Relation.REPLACE_ONE), event=EpsilonDeltaDpEvent(claim),
         default_pair=(d0, d1), neighbours=of_length(n, by_relation("replace-one", records=records)), params=params,

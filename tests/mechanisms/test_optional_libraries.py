@@ -10,8 +10,11 @@ import sys
 for name in ("opendp", "pydp", "pipeline_dp"):
     sys.modules[name] = None  # `import name` now raises ImportError, as when it is not installed
 from dpaudit.mechanisms import get_mechanism, list_mechanisms
+from dpaudit.mechanisms.registry import registration
 names = list_mechanisms()
-assert not [n for n in names if n.startswith(("opendp_", "pydp_", "pipelinedp_"))], names
+# a library release in an environment of its own (opendp_0_4_*) is registered whatever this environment holds
+in_process = [n for n in names if n.startswith(("opendp_", "pydp_", "pipelinedp_")) and registration(n).environment is None]
+assert not in_process, in_process
 assert get_mechanism("laplace").claim.epsilon == 1.0
 print(len(names))
 """
