@@ -24,6 +24,7 @@ from dpaudit.attacks.output_scorers import (
     Scorer,
 )
 from dpaudit.attacks.sorted_quantiles import sorted_quantile
+from dpaudit.mechanisms.outputs import texts_of
 
 __all__ = [
     "FEW_CATEGORIES",
@@ -49,15 +50,20 @@ FEW_CATEGORIES = 64
 FEW_MIN_COUNT = 10
 PREFIX_PER_CATEGORY = 2
 ATOMS = "atom-likelihood-ratio"
+SHOWN_TEXTS = 4
 
 
 @dataclasses.dataclass(frozen=True)
 class DistinguishingTest:
-    """Guess D1 when `sign * score(output) > threshold`; the rejection set S is where it guesses D1."""
+    """Guess D1 when `sign * score(output) > threshold`; the rejection set S is where it guesses D1.
+
+    `texts` names S when the outputs are texts (the selection's texts in S), since their codes mean nothing to a user.
+    """
 
     scorer: Scorer
     threshold: float
     sign: int
+    texts: tuple[str, ...] | None = None
 
     def rejects(self, outputs: np.ndarray) -> np.ndarray:
         """Return a boolean per output: True when the test guesses D1."""
@@ -65,7 +71,11 @@ class DistinguishingTest:
         return (scores if self.sign > 0 else -scores) > self.threshold
 
     def describe(self) -> str:
-        """Return a short human description of the rejection set."""
+        """Return a short human description of the rejection set: the texts it holds when the outputs are text."""
+        if self.texts:
+            shown = ", ".join(repr(t) for t in self.texts[:SHOWN_TEXTS])
+            more = f" and {len(self.texts) - SHOWN_TEXTS} more" if len(self.texts) > SHOWN_TEXTS else ""
+            return f"output is {shown}" if len(self.texts) == 1 else f"output is one of {shown}{more}"
         op = ">" if self.sign > 0 else "<"
         return f"{self.scorer.name} {op} {self.sign * self.threshold:.6g}"
 
@@ -117,8 +127,21 @@ def best_threshold(scorer: Scorer, out0: np.ndarray, out1: np.ndarray, objective
     threshold = t if sign > 0 else -t
     if sign < 0:  # S = {score ≤ t} = {−score ≥ −t}; nudge so that `>` keeps the tie-included set.
         threshold = np.nextafter(-t, -np.inf)
-    return Choice(DistinguishingTest(scorer, float(threshold), sign), float(fpr[best]), float(fnr[best]), float(values[best]),
-                  min(len(s0), len(s1)))
+    test = DistinguishingTest(scorer, float(threshold), sign)
+    test = dataclasses.replace(test, texts=_texts_in(test, out0, out1))
+    return Choice(test, float(fpr[best]), float(fnr[best]), float(values[best]), min(len(s0), len(s1)))
+
+
+def _texts_in(test: DistinguishingTest, out0: np.ndarray, out1: np.ndarray) -> tuple[str, ...] | None:
+    """Return the texts among the selection outputs that `test` rejects, or None unless every output is one text (coded)."""
+    if out0.dtype.kind != "f" or np.prod(out0.shape[1:], dtype=int) != 1 or texts_of(out0.ravel()[:1]) is None:
+        return None
+    values = np.unique(np.concatenate([out0.ravel(), out1.ravel()]))
+    texts = texts_of(values)
+    if texts is None:
+        return None
+    inside = test.rejects(values.reshape(-1, *out0.shape[1:]))
+    return tuple(sorted(t for t, i in zip(texts, inside) if i))
 
 
 def candidate_scorers(train0: np.ndarray, train1: np.ndarray) -> list[Scorer]:

@@ -27,9 +27,12 @@ from typing import Any
 import numpy as np
 from dpaudit.errors import MechanismError
 
-__all__ = ["NONFINITE", "check_outputs", "check_shape", "check_tables", "number"]
+__all__ = ["NONFINITE", "check_outputs", "check_shape", "check_tables", "number", "texts_of"]
 
 NONFINITE = 2.0**250  # far beyond any real output, yet sums of its fourth power (quadratic features' spread) stay finite
+TEXTS_KEPT = 4096  # the texts `texts_of` can name: as many as a discrete test tells apart (MAX_CATEGORIES)
+
+_texts: dict[float, str] = {}
 
 
 def check_outputs(name: str, out: Any, size: int) -> np.ndarray:
@@ -149,7 +152,21 @@ def _bytes_number(x: bytes) -> float:
 
 
 def _code(raw: bytes) -> float:
-    return float(zlib.crc32(raw))
+    """Return the code of a text or bytes output (CRC-32), and remember which text it stands for (`texts_of`)."""
+    code = float(zlib.crc32(raw))
+    if len(_texts) < TEXTS_KEPT:
+        _texts.setdefault(code, raw.decode(errors="backslashreplace"))
+    return code
+
+
+def texts_of(codes: np.ndarray) -> list[str] | None:
+    """Return the texts whose codes `codes` are, or None unless each is the code of a text output seen in this process."""
+    texts = []
+    for code in codes.tolist():
+        if code not in _texts:
+            return None
+        texts.append(_texts[code])
+    return texts
 
 
 def _what(kind: type) -> str:

@@ -156,7 +156,8 @@ def _choose(s: Setting, streams: Streams, elements: int, kept: Screen | None, n_
                          categories=categories,
                          atom_objective=projected_bound(n_held, s.delta, s.beta, level=ATOM_LEVEL, interval=name))
     if kept is not None:
-        choice = dataclasses.replace(choice, test=dataclasses.replace(choice.test, scorer=on_whole_outputs(choice.test.scorer, kept)))
+        whole = dataclasses.replace(choice.test, scorer=on_whole_outputs(choice.test.scorer, kept), texts=None)
+        choice = dataclasses.replace(choice, test=whole)
     direction = held_out_direction(choice, n_held, s.beta, level) if isinstance(s.interval, RatioInterval) else None
     return choice, n_select + n_screen, n_held, direction
 

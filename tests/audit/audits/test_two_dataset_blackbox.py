@@ -57,6 +57,20 @@ def test_categorical_outputs_certify_close_to_log3():
     res = audit_mechanism(mech, [0], [1], trials=20_000, seed=0)
     assert res.verdict == "consistent"
     assert 0.8 * np.log(3) < res.lower_bound.epsilon <= np.log(3)
+    assert res.test in ("output is 'yes'", "output is 'no'")
+
+
+def test_text_test_names_only_this_audits_texts():
+    """A test on three texts names the texts it rejects, never texts another audit of the process released."""
+    audit_mechanism(blackbox(coin, epsilon=np.log(3), relation="replace-one"), [0], [1], trials=2_000, seed=0)
+
+    def shifted(data, rng, size):
+        draws = rng.integers(0, 3, size) + (data[0] * (rng.random(size) < 0.9))
+        return np.array(["low", "mid", "high"])[np.minimum(draws, 2)]
+
+    res = audit_mechanism(blackbox(shifted, epsilon=1.0, relation="replace-one"), [0], [1], trials=20_000, seed=0)
+    named = res.test.removeprefix("output is one of ").removeprefix("output is ").replace("'", "").split(", ")
+    assert set(named) < {"low", "mid", "high"}
 
 
 @pytest.mark.parametrize(
