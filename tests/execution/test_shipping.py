@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from pathlib import Path
 
 import pytest
 from dpaudit.audit.cli import main
@@ -120,3 +121,11 @@ def test_only_the_users_modules_that_the_task_needs_are_shipped(user_folder):
 
     task = (ship_needed.f, blackbox(lambda data, rng: 0.0, epsilon=1.0))
     assert set(user_modules(referenced_modules(task), [user_folder.resolve()])) == {"ship_needed"}
+
+
+def test_a_users_dpsgd_loop_trains_at_a_scheduler_as_in_process(scheduler, user_folder, capsys):
+    """`dpaudit dpsgd --target module:target` with a user's numpy loop: the workers get the module, the runs are the same."""
+    loop = Path(__file__).parents[2] / "docs" / "examples" / "numpy_dpsgd.py"
+    (user_folder / "ship_dpsgd.py").write_text(loop.read_text())
+    argv = ["dpsgd", "--target", "ship_dpsgd:target", "--threat", "white-box", "--canary", "crafted", "--runs", "10"]
+    assert _run(capsys, [*argv, "--scheduler", scheduler]) == _run(capsys, argv)
