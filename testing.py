@@ -20,6 +20,13 @@ from the clock, so the check is deterministic given its seed (the same
 verdict and ε on a fast machine and a slow one), and the command its
 failure prints repeats it exactly; an audit that takes longer than
 `max_seconds` warns, naming `max_trials` as the knob that shortens it.
+
+With `replay=True` the check is `dpaudit.audit.audit_replay` instead: the
+pair (the one given; else the default pair and the neighbours a bug hunter
+would try, two runs each) is replayed with the noise frozen, and at most
+`REPLAY_CERTIFICATES` flagged pairs are certified on fresh draws, each at
+its share of β and with `max_trials` split evenly between them; the same
+false-alarm rate holds (the union bound of `audit_replay`).
 """
 
 from __future__ import annotations
@@ -37,11 +44,14 @@ from dpaudit.audit.results.result import VIOLATION, AuditResult
 from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.registry import factory, get_mechanism, list_mechanisms
+from dpaudit.validation import check_int
 
 __all__ = ["PrivacyViolation", "assert_private"]
 
 MAX_SECONDS = 60.0
 MAX_TRIALS = 4_000_000
+REPLAY_CERTIFICATES = 3
+"""With `replay=True`: the flagged pairs certified at most (`audit_replay`'s `certify`), `max_trials` split between them."""
 
 
 class PrivacyViolation(AssertionError):
@@ -61,6 +71,7 @@ def assert_private(
     max_seconds: float = MAX_SECONDS,
     max_trials: int = MAX_TRIALS,
     seed: int = 0,
+    replay: bool = False,
 ) -> AuditResult:
     """Return the audit of `mechanism` on (d0, d1) when it certifies no violation; raise `PrivacyViolation` otherwise.
 
@@ -70,7 +81,11 @@ def assert_private(
     names the certified ε, the claim, and the command that reproduces the
     audit (the same seed gives the same audit, whatever the machine's speed:
     `max_trials` alone sizes the rounds; `max_seconds` only warns when the
-    audit took longer).
+    audit took longer). With `replay`, the audit is `audit_replay` (the pair
+    given, else the default pair and the bug hunter's neighbours, replayed
+    at two runs each), its certificates `max_trials // REPLAY_CERTIFICATES`
+    fresh outputs per dataset each; a mechanism that draws from outside the
+    rng it is given is refused (`NotReplayable`, one sentence).
 
     Raises:
         PrivacyViolation: an `AssertionError`, so pytest and unittest report a failed test.
@@ -81,9 +96,14 @@ def assert_private(
         raise InvalidParameterError(
             f"The 'max_seconds' parameter of assert_private must be a positive number; got {max_seconds!r} instead."
         )
+    if not isinstance(replay, bool):
+        raise InvalidParameterError(f"The 'replay' parameter of assert_private must be True or False; got {replay!r:.40} instead.")
     start = time.perf_counter()
-    result = audit_mechanism(mechanism, d0, d1, trials="auto", seed=seed, confidence=confidence,
-                             budget=AutoBudget(max_trials=max_trials))
+    if replay:
+        result: AuditResult = _replayed(mechanism, d0, d1, confidence=confidence, max_trials=max_trials, seed=seed)
+    else:
+        result = audit_mechanism(mechanism, d0, d1, trials="auto", seed=seed, confidence=confidence,
+                                 budget=AutoBudget(max_trials=max_trials))
     took = time.perf_counter() - start
     if took > max_seconds:
         warnings.warn(f"assert_private took {took:.0f} s, more than max_seconds={max_seconds:g}; pass a smaller "
@@ -91,6 +111,16 @@ def assert_private(
     if result.verdict == VIOLATION:
         raise PrivacyViolation(_message(mechanism, result, d0 is None and d1 is None), result)
     return result
+
+
+def _replayed(mechanism: Mechanism, d0: Any, d1: Any, *, confidence: float, max_trials: int, seed: int) -> AuditResult:
+    """Return `audit_replay` of the pair given (else of the default pair and the bug hunter's), `max_trials` split evenly
+    over its certificates; sound as `audit_replay` is (every certificate at its share of β, on fresh draws)."""
+    from dpaudit.audit.audits.replay import audit_replay
+
+    max_trials = check_int(max_trials, "max_trials", "assert_private", low=10 * REPLAY_CERTIFICATES)
+    return audit_replay(mechanism, d0, d1, trials=max_trials // REPLAY_CERTIFICATES, seed=seed, confidence=confidence,
+                        search=d0 is None and d1 is None, certify=REPLAY_CERTIFICATES)
 
 
 def _message(mechanism: Mechanism, result: AuditResult, default_pair: bool) -> str:
@@ -127,13 +157,19 @@ def _reproduce(mechanism: Mechanism, result: AuditResult, default_pair: bool) ->
     """Return the command that repeats the audit: the CLI for a built-in on its own pair, else this test."""
     confidence = result.lower_bound.confidence
     inputs = _registered_inputs(mechanism)
+    replay = getattr(result, "replay", None)
+    if replay is not None:
+        trials = replay.certified[0].result.lower_bound.trials
+        command, options = "replay", f"--search --trials {trials} --certify {REPLAY_CERTIFICATES}"
+        call = (f"audit_replay(mechanism, d0, d1, trials={trials}, seed={result.seed}, confidence={confidence:g}, "
+                f"search={default_pair}, certify={REPLAY_CERTIFICATES})")
+    else:
+        command, options = "audit", f"--trials auto --max-trials {result.phases.auto.max_trials}"
+        call = (f"audit_mechanism(mechanism, d0, d1, trials='auto', seed={result.seed}, confidence={confidence:g}, "
+                f"budget=AutoBudget(max_trials={result.phases.auto.max_trials}))")
     if default_pair and inputs is not None:
         params = " ".join(f"--param {shlex.quote(f'{k}={v!r}')}" for k, v in inputs.items())
-        return " ".join(filter(None, [
-            f"dpaudit audit {mechanism.name}", params, f"--trials auto --max-trials {result.phases.auto.max_trials}",
-            f"--seed {result.seed} --confidence {confidence:g}",
-        ]))
+        return " ".join(filter(None, [f"dpaudit {command} {mechanism.name}", params, options,
+                                      f"--seed {result.seed} --confidence {confidence:g}"]))
     test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]
-    call = (f"audit_mechanism(mechanism, d0, d1, trials='auto', seed={result.seed}, confidence={confidence:g}, "
-            f"budget=AutoBudget(max_trials={result.phases.auto.max_trials}))")
     return f"pytest {shlex.quote(test)}  (or {call})" if test else call

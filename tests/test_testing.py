@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 from dpaudit.audit.cli import main
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms import blackbox, get_mechanism
 from dpaudit.testing import PrivacyViolation, assert_private
 from scipy.stats import binom
@@ -83,6 +84,53 @@ def test_a_tight_correct_mechanism_fails_at_most_one_minus_confidence_of_the_tim
     for seed in range(seeds):
         try:
             assert_private(exact, [0.0], [1.0], max_trials=ONE_ROUND, confidence=0.95, seed=seed)
+        except PrivacyViolation:
+            failures += 1
+    assert failures <= binom.ppf(0.999, seeds, 0.05)
+
+
+def test_with_replay_a_wrong_builtin_fails_with_a_dpaudit_replay_command_that_reproduces_it(capsys):
+    mech = get_mechanism("histogram_wrong_sensitivity", epsilon=1.0)
+    with pytest.raises(PrivacyViolation) as caught:
+        assert_private(mech, max_trials=4 * ONE_ROUND, seed=3, replay=True)
+    message, result = str(caught.value), caught.value.result
+    assert result.replay.screened > 1 and result.lower_bound.epsilon > 1.0
+    command = message.split("Reproduce: ", 1)[1]
+    assert command.startswith("dpaudit replay histogram_wrong_sensitivity") and "--search" in command
+    assert main(command.split()[1:] + ["--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["lower_bound"]["epsilon"] == result.lower_bound.epsilon
+
+
+def test_with_replay_a_wrong_user_mechanism_names_the_failing_test_and_the_audit_replay_call():
+    def raw_sum(data, rng):  # claims sensitivity 1 for records in [0, 1] and never clips them
+        return float(np.sum(data)) + rng.laplace(0.0, 1.0)
+
+    wrong = blackbox(raw_sum, epsilon=1.0, name="raw-sum")
+    with pytest.raises(PrivacyViolation, match=r"(?s)raw-sum breaks its claim .*Reproduce: pytest .*audit_replay\("):
+        assert_private(wrong, [0.2], [0.2, 3.0], max_trials=ONE_ROUND, replay=True)
+
+
+def test_with_replay_noise_from_outside_the_rng_is_named_in_one_sentence():
+    def global_noise(data, rng):
+        return float(np.sum(data)) + np.random.laplace(0.0, 1.0)
+
+    with pytest.raises(InvalidParameterError, match="numpy's global random state"):
+        assert_private(blackbox(global_noise, epsilon=1.0), [0.0], [0.0, 1.0], max_trials=ONE_ROUND, replay=True)
+
+
+@pytest.mark.parametrize("replay", ["yes", 1, None])
+def test_replay_is_true_or_false(replay):
+    with pytest.raises(InvalidParameterError, match="'replay' parameter of assert_private"):
+        assert_private(get_mechanism("laplace", epsilon=1.0), replay=replay)
+
+
+def test_with_replay_a_tight_correct_mechanism_fails_at_most_one_minus_confidence_of_the_time():
+    seeds = 40
+    exact = blackbox(_laplace_sum(1.0), epsilon=1.0, name="exactly-tight", null_record=0.0)
+    failures = 0
+    for seed in range(seeds):
+        try:
+            assert_private(exact, [0.0], [1.0], max_trials=ONE_ROUND, confidence=0.95, seed=seed, replay=True)
         except PrivacyViolation:
             failures += 1
     assert failures <= binom.ppf(0.999, seeds, 0.05)

@@ -508,13 +508,14 @@ def run_testing(cell: dict[str, Any], seed: int, epsilon: float) -> str:
     mech = blackbox(blind.number, epsilon=epsilon, default_pair=pair)
     try:
         return outcome_of(lambda: assert_private(mech, confidence=cell["confidence"], max_seconds=cell["max_seconds"],
-                                                 max_trials=cell["max_trials"], seed=seed))
+                                                 max_trials=cell["max_trials"], seed=seed, replay=cell["replay"]))
     except PrivacyViolation:
         return "violation"
 
 
 def testing_entry() -> Entry:
-    return Entry("assert_private", {"confidence": (0.95, 0.99), "max_seconds": (60.0, 2.0), "max_trials": (AUTO_BUDGET, 100_000)},
+    return Entry("assert_private", {"confidence": (0.95, 0.99), "max_seconds": (60.0, 2.0), "max_trials": (AUTO_BUDGET, 100_000),
+                                    "replay": (False, True)},
                  run_testing, fixed={"mechanism": "the blind mechanism", "d0": "its default pair", "d1": "its default pair",
                                      "seed": "the grid's seeds"})
 
