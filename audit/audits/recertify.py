@@ -11,7 +11,9 @@ result keeps them, `Selection`) at its share of β and keeps the best, the
 rule the audit used: the same `Bound` gives the same bound. The choices
 that are paid for by fresh draws need nothing more: the pair of a pair
 search and the dataset and arm of DP-SGD's `dataset="auto"` are chosen on
-draws of their own, so the game they choose is certified at all of β.
+draws of their own, so the game they choose is certified at all of β. A
+replay's certificates (`audit_replay`) are certified again each at the
+share of β it was paid, and the largest kept, as the audit did.
 """
 
 from __future__ import annotations
@@ -23,9 +25,11 @@ from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.attacks.output_histogram import OutputHistogram
 from dpaudit.audit.audits.auto_trials import combine_rounds
 from dpaudit.audit.audits.membership import certify_at_share, seed_streams
+from dpaudit.audit.audits.replay import combined
 from dpaudit.audit.estimators.certify import Bound, bounds_beside, certify, certify_best
 from dpaudit.audit.estimators.intervals import Bands, RatioInterval
 from dpaudit.audit.results.provenance import Recertified
+from dpaudit.audit.results.replay_result import ReplayResult
 from dpaudit.audit.results.result import AuditResult, MembershipResult, Result
 from dpaudit.audit.theory.upper_bound import UpperBound
 from dpaudit.errors import InvalidParameterError
@@ -40,7 +44,9 @@ def recertify(result: Result, bound: Bound) -> Result:
     was used to play the game. A result that won a selection (the best round
     of `trials="auto"`, the best arm of a ladder) is certified as the audit
     certified it: every round or arm at its share of β, the largest kept;
-    one whose selection was not kept is refused. Refused too: the bands
+    one whose selection was not kept is refused. A replay's result
+    (`audit_replay`) has each of its certificates certified again at the
+    share of β it was paid, the largest kept. Refused too: the bands
     interval on a held-out game (it needs the histogram of every output),
     and the ratio interval unless the game fixed its direction on its
     selection split. A membership result is certified from the estimator
@@ -62,7 +68,9 @@ def recertify(result: Result, bound: Bound) -> Result:
     if isinstance(result, AuditResult) and result.phases is not None and result.phases.sequential is not None:
         raise InvalidParameterError("A trials='sequential' result holds at every stopping time only under the confidence"
                                     " sequences it was played with; audit again under the other bound instead.")
-    if isinstance(result, AuditResult) and result.evidence is not None:
+    if isinstance(result, ReplayResult):
+        again = _replayed(result, bound)
+    elif isinstance(result, AuditResult) and result.evidence is not None:
         again: Result = _rounds(result, bound) if _is_auto(result) else _two_dataset(result, bound)
     elif isinstance(result, MembershipResult) and result.observations is not None and result.game_spec is not None:
         again = _membership(result, bound)
@@ -100,6 +108,14 @@ def _rounds(result: AuditResult, bound: Bound) -> AuditResult:
               for k, r in enumerate(selection.candidates)]
     combined = combine_rounds(rounds, selection.shares, confidence=bound.confidence, auto=result.phases.auto)
     return dataclasses.replace(combined, seed=result.seed, seconds=result.seconds, bound=bound)
+
+
+def _replayed(result: ReplayResult, bound: Bound) -> ReplayResult:
+    """Return a replay's result certified again: each certificate at its share of β, the largest kept (`combined`)."""
+    report = result.replay
+    again = tuple(dataclasses.replace(c, result=_two_dataset(c.result, dataclasses.replace(
+        bound, confidence=1.0 - (1.0 - bound.confidence) * c.share))) for c in report.certified)
+    return combined(dataclasses.replace(report, certified=again), bound, result.seed, result.seconds)
 
 
 def _two_dataset(result: AuditResult, bound: Bound) -> AuditResult:

@@ -36,7 +36,7 @@ from dpaudit.execution.execution import Execution
 from dpaudit.mechanisms.base import Mechanism, check_pair
 from dpaudit.validation import check_delta, check_int, check_probability_open
 
-__all__ = ["REPLAYED", "audit_replay", "implied_epsilon"]
+__all__ = ["REPLAYED", "audit_replay", "combined", "implied_epsilon"]
 
 REPLAY_KEY = 0x5E91
 """The replays draw from SeedSequence([seed, REPLAY_KEY]), apart from every stream of the certificates."""
@@ -176,7 +176,7 @@ def audit_replay(
     certified = _certified([screened[i] for i in chosen], mechanism, trials=trials, seed=seed, share=share, bound=bound,
                            execution=execution, delta=at)
     report = ReplayReport(len(pairs), flagged, certified, 2 * len(pairs))
-    return _result(certified, report, bound, seed, time.perf_counter() - start)
+    return combined(report, bound, seed, time.perf_counter() - start)
 
 
 def _certified(chosen: list[tuple[Candidate, Replay]], mech: Mechanism, *, trials: int, seed: int, share: float,
@@ -203,13 +203,16 @@ def _certified(chosen: list[tuple[Candidate, Replay]], mech: Mechanism, *, trial
     return tuple(done)
 
 
-def _result(certified: tuple[Certified, ...], report: ReplayReport, bound: Bound, seed: int, seconds: float) -> ReplayResult:
-    """Return the certificate of largest bound at the confidence of all together, with the replay's report.
+def combined(report: ReplayReport, bound: Bound, seed: int, seconds: float) -> ReplayResult:
+    """Return the certificate of largest bound among `report.certified`, at the confidence of all together.
 
-    With more than one certificate the result keeps no evidence of its own
-    (each certificate keeps its own in `replay`), so `recertify` cannot
-    certify the winner alone at all of β.
+    Sound when each certificate holds at its share of β (shares summing to
+    at most 1): all hold at once with probability ≥ `bound.confidence`
+    (union bound), and the largest with them. With more than one, the
+    result keeps no evidence of its own: each certificate keeps its own in
+    `replay`, and `recertify` certifies each again at its share.
     """
+    certified = report.certified
     kept = max(range(len(certified)), key=lambda k: certified[k].result.lower_bound.epsilon)
     best = certified[kept].result
     selection = None
