@@ -18,6 +18,10 @@ grid fine enough that its error is far below the tolerance), so:
 - a certified lower bound above the pair's exact ε is allowed at the rate
   1 − confidence, no more.
 
+`play_replay` plays the same valid pairs through `audit_replay` (the
+replay, then its certificate on fresh draws): a correct mechanism of exact
+ε at that pair gives a certificate above it at the same rate, no more.
+
 `TRANSFORMS` and `CONSTRUCTORS` are read from the code: a public name of
 `dpaudit.mechanisms` or of its transforms that is neither a cell here nor
 set aside with a reason fails `test_exact_oracle`.
@@ -421,3 +425,21 @@ def play(cell: Cell, seed: int, trials: int) -> list[Outcome]:
         defect = f"accepted pair {d0.tolist()} / {d1.tolist()} has exact ε {exact:.4f} > claim {claim.epsilon:.4f}"
         outcomes.append(Outcome(defect if over_claim else None, result.lower_bound.epsilon, exact))
     return outcomes
+
+
+def play_replay(cell: Cell, seed: int, trials: int) -> Outcome | None:
+    """Return the outcome of `audit_replay` on the cell's valid pair (None when the cell draws no valid pair)."""
+    from dpaudit.audit import audit_replay
+
+    rng = np.random.default_rng([seed, zlib.crc32(cell.describe().encode())])
+    mech = cell.mechanism()
+    pair = draw_pair(cell, rng, cell.steps(), "valid")
+    if pair is None:
+        return None
+    d0, d1 = pair
+    try:
+        result = audit_replay(mech, d0, d1, trials=trials, seed=seed)
+    except InvalidParameterError as exc:
+        return Outcome(f"valid pair {d0.tolist()} / {d1.tolist()} refused by audit_replay: {exc}")
+    exact = exact_epsilon(cell.law(d0), cell.law(d1), mech.claim.delta, COMPOSED if cell.transform == "compose" else 1)
+    return Outcome(None, result.lower_bound.epsilon, exact)
