@@ -16,11 +16,16 @@ that break implementations rather than proofs:
 - "small": the empty and one-record datasets, and a record (drawn) removed;
 - "rounding": the floating-point datasets of Casacuberta, Shoemate,
   Vadhan and Wagaman ("Widespread underestimation of sensitivity in
-  differentially private libraries and how to fix it", CCS 2022): many
-  records just above half an ulp of a power of two U, and the record U
-  (or a low one) first, so that every addition after it rounds up; the
-  same records with it last, where it rounds once. A float sum taken in
-  order moves by more than the declared sensitivity between them.
+  differentially private libraries and how to fix it", CCS 2022), built
+  by `dpaudit.attacks.rounding_datasets` from the bounds alone: many
+  records near a power of two and one record that changes how the sum
+  rounds, and the same records in another order. Bounds around 0: many
+  records just above half an ulp of U, and U first or last. Bounds away
+  from 0 (say [2⁵⁰, 2⁵⁰ + 1]): as many records as the base one ulp inside
+  the bound nearer 0, one of them at a neighbouring double; and the
+  datasets of k records at one of these doubles then the rest at another,
+  one changed, on which a float sum taken in order moves most beyond what
+  one record can move the real sum.
 
 Each record is played under the claim's relation: inserted (and, where a
 null record is declared, in the slot of a null record) under add-remove,
@@ -42,6 +47,7 @@ from collections.abc import Mapping
 from typing import Any, Iterable, Sequence
 
 import numpy as np
+from dpaudit.attacks.rounding_datasets import ROUNDING_RECORDS, rounding_datasets
 from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms.base import Mechanism, Relation, not_neighbours
 from dpaudit.mechanisms.datasets import column_names, records, records_of_pair
@@ -52,8 +58,6 @@ __all__ = ["KINDS", "ROUNDING_RECORDS", "CandidatePair", "candidate_pairs", "nei
 
 KINDS = ("bounds", "non-finite", "magnitude", "new-category", "small", "rounding")
 """The kinds of candidates, in the order they are generated."""
-ROUNDING_RECORDS = 1000
-"""The records just above half an ulp in a rounding dataset."""
 BASE_RECORDS = 4
 """The records of the base built from a domain when the mechanism has no default pair."""
 COLUMNS_TRIED = 4
@@ -370,35 +374,33 @@ def _shown(row: np.ndarray) -> str:
 
 
 def _rounding_pairs(setting: _Setting) -> list[CandidatePair]:
-    """Return Casacuberta et al.'s rounding datasets: many records just above half an ulp of U, and U first or last.
+    """Return the rounding datasets of `rounding_datasets` for the records' bounds, every entry of a record alike.
 
-    U is the upper bound (1 without one), h the next double above ulp(U)/2.
-    Summed in order, U + h rounds up to U + ulp(U), and so does every later
-    h while the sum stays in U's binade: the sum with U first exceeds the
-    one with the low record (the lower bound, or 0) first by more than
-    their difference. Only for float records whose bounds hold h.
+    Only for float records. An offset dataset has as many records as the
+    base (less its null records: a dataset of known size stays that size);
+    an added record goes into a null record's slot where one is declared.
     """
-    low, high = setting.bounds
     width = setting.rows.shape[1]
     if width < 1 or any(_integer(setting, setting.rows[:, j]) or not _numeric(setting.rows[:, j]) for j in range(width)):
         return []
-    big = high if math.isfinite(high) else 1.0
-    half = math.nextafter(math.ulp(big) / 2, math.inf)
-    if big <= 0 or not low <= half <= big:
-        return []
-    small = low if math.isfinite(low) else 0.0
-    rows = [np.full(width, half)] * ROUNDING_RECORDS
-    u, lo = np.full(width, big), np.full(width, small)
-    what = f"{ROUNDING_RECORDS} records of {half!r} (just above half an ulp of {big!r})"
-    if setting.add_remove:
-        pairs = [(f"{what}, and {big:g} inserted first", rows, [u] + rows),
-                 (f"{what}, and {big:g} inserted last (the same records in another order)", rows, rows + [u])]
-        if setting.null is not None:
-            pairs.append((f"{what}, and {big:g} first in place of a null record", [_null_row(setting, u)] + rows, [u] + rows))
-    else:
-        pairs = [(f"{what}, and {small:g} replaced by {big:g} first", [lo] + rows, [u] + rows),
-                 (f"{what}, and {small:g} replaced by {big:g} last (the same records in another order)", rows + [lo], rows + [u])]
-    return [CandidatePair("rounding", setting.dataset(a), setting.dataset(b), note) for note, a, b in pairs]
+    count = len(setting.rows) - sum(_is_null(setting, row) for row in setting.rows)
+    out = []
+    for pair in rounding_datasets(*setting.bounds, count=count, replace=not setting.add_remove):
+        d0 = [np.full(width, v) for v in pair.d0]
+        d1 = [np.full(width, v) for v in pair.d1]
+        if len(d1) > len(d0) and setting.null is not None:
+            d0.insert(pair.changed, _null_row(setting, d1[pair.changed]))
+        out.append(CandidatePair("rounding", setting.dataset(d0), setting.dataset(d1),
+                                 pair.note + (", in place of a null record" if len(d0) == len(d1) and setting.add_remove else "")))
+    return out
+
+
+def _is_null(setting: _Setting, row: np.ndarray) -> bool:
+    """Return True when `row` is the declared null record (NaN matching NaN)."""
+    if setting.null is None:
+        return False
+    null = _null_row(setting, row)
+    return bool(np.all([a == b or (a != a and b != b) for a, b in zip(row.tolist(), np.asarray(null).tolist())]))
 
 
 def _like(template: Any, arr: np.ndarray) -> Any:
