@@ -34,16 +34,17 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.attacks.sampling import per_chunk
+from dpaudit.attacks.two_dataset_play import Chosen, PlayedPair, Setting, choose, count_errors
 from dpaudit.audit.audits.auto_trials import AutoBudget
-from dpaudit.audit.audits.reproducibility import global_streams
-from dpaudit.audit.audits.two_dataset_play import Chosen, PlayedPair, Setting, choose, count_errors
 from dpaudit.audit.estimators.intervals import TwoRates
 from dpaudit.audit.estimators.lower_bound import LowerBound
+from dpaudit.audit.estimators.projection import steering
 from dpaudit.audit.estimators.sequential import TwoRatesSequence, fixed_level
 from dpaudit.audit.results.phases import Epoch, SequentialEpochs
 from dpaudit.audit.results.result import AuditResult, refutes
 from dpaudit.errors import InvalidParameterError
 from dpaudit.execution.interrupted import Interrupted
+from dpaudit.execution.reproducibility import global_streams
 
 if TYPE_CHECKING:
     from dpaudit.audit.audits.two_dataset import _Audit
@@ -123,7 +124,7 @@ def _start_epoch(audit: _Audit, trials: int, seed: int, share: float, progress: 
     """Return a new epoch of `trials` per dataset: its test chosen on its selection sample, its sequences started."""
     beta = (1.0 - audit.bound.confidence) * share
     as_fixed = 2.0 * fixed_level(beta / 2.0)  # the test is chosen for the interval it will be judged by
-    setting = Setting(audit.mechanism, audit.d0, audit.d1, trials, seed, audit.delta, as_fixed, TwoRates(),
+    setting = Setting(audit.mechanism, audit.d0, audit.d1, trials, seed, steering(TwoRates(), audit.delta, as_fixed),
                       audit.execution.backend, progress, global_streams())
     chosen = choose(setting)
     if progress:

@@ -21,15 +21,14 @@ from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.attacks.output_histogram import OutputHistogram
 from dpaudit.attacks.pair_search import HUNT, InputSpace, hunt_pair, search_pair
 from dpaudit.attacks.selection_budget import split_budget
+from dpaudit.attacks.two_dataset_play import PlayedPair, Setting, play
 from dpaudit.audit.audits.advice import trials_for_violation
 from dpaudit.audit.audits.auto_trials import AUTO, FIRST_ROUND, AutoBudget, audit_in_rounds, first_round
-from dpaudit.audit.audits.reproducibility import global_streams
 from dpaudit.audit.audits.sequential_trials import SEQUENTIAL, audit_sequentially, check_sequential
-from dpaudit.audit.audits.two_dataset_play import PlayedPair, Setting, play
 from dpaudit.audit.estimators.certify import Bound, bounds_beside, certify
 from dpaudit.audit.estimators.intervals import INTERVALS, Bands, TwoRates, interval_named
 from dpaudit.audit.estimators.lower_bound import LowerBound
-from dpaudit.audit.estimators.projection import projected_bound
+from dpaudit.audit.estimators.projection import projected_bound, steering
 from dpaudit.audit.results.phases import Phases
 from dpaudit.audit.results.result import AuditResult
 from dpaudit.audit.theory.upper_bound import theory_upper_bound
@@ -37,6 +36,7 @@ from dpaudit.errors import InvalidParameterError
 from dpaudit.execution.execution import Execution
 from dpaudit.execution.interrupted import Interrupted
 from dpaudit.execution.progress import progress_of
+from dpaudit.execution.reproducibility import global_streams
 from dpaudit.mechanisms.base import Mechanism, check_pair
 from dpaudit.validation import check_delta, check_int, check_probability_open
 
@@ -228,8 +228,8 @@ class _Audit:
 
     def once(self, trials: int, seed: int, start: float, streams: Any, progress: Callable[[int], None] | None) -> AuditResult:
         """Return the audit of `trials` outputs per dataset: play, certify, result (Ctrl-C: `Interrupted` with the part done)."""
-        setting = Setting(self.mechanism, self.d0, self.d1, trials, seed, self.delta, 1.0 - self.bound.confidence,
-                          self.bound.interval(), self.execution.backend, progress, streams)
+        steer = steering(self.bound.interval(), self.delta, 1.0 - self.bound.confidence)
+        setting = Setting(self.mechanism, self.d0, self.d1, trials, seed, steer, self.execution.backend, progress, streams)
         try:
             played = play(setting)
         except Interrupted as stop:

@@ -6,13 +6,17 @@ fresh samples (`dpaudit.audit.estimators.held_out`).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from dpaudit.attacks.distinguish import Choice, Objective
 from dpaudit.attacks.selection_budget import SELECTION_LEVEL
+from dpaudit.attacks.two_dataset_play import Steering
 from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bound
+from dpaudit.audit.estimators.intervals import Bands, Interval, RatioInterval
 from dpaudit.audit.estimators.rate_ratio import kov_ratio_bounds
 
-__all__ = ["held_out_direction", "projected_bound"]
+__all__ = ["held_out_direction", "projected_bound", "steering"]
 
 
 def projected_bound(
@@ -48,3 +52,17 @@ def held_out_direction(choice: Choice, n: int, beta: float, level: float) -> int
     """Return which `kov_ratio_bounds` entry the held-out counts will certify, fixed from the selection counts."""
     m = choice.samples
     return int(np.argmax(_projected_directions(choice.fpr * m, m, choice.fnr * m, m, n=n, beta=beta, level=level)))
+
+
+def steering(interval: Interval, delta: float, beta: float) -> Steering:
+    """Return how `interval`, to certify at (δ, β), steers the two-dataset game (`dpaudit.attacks.two_dataset_play`).
+
+    The objective is `projected_bound` for this interval; the ratio interval
+    also fixes its direction from the selection counts (`held_out_direction`);
+    the bands interval counts every output, without a split. Sound whatever
+    it returns: it only chooses the test, which the estimator judges on
+    outputs the choice never saw (bands: a band valid for every threshold).
+    """
+    objective = functools.partial(projected_bound, delta=delta, beta=beta, interval=interval.name)
+    direction = functools.partial(held_out_direction, beta=beta) if isinstance(interval, RatioInterval) else None
+    return Steering(objective, direction, histogram=isinstance(interval, Bands))

@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pytest
 from dpaudit.audit import MultiRun, audit_canaries, audit_mechanism
-from dpaudit.audit.audits.reproducibility import GLOBAL_STREAMS_WARNING
 from dpaudit.audit.cli import main
+from dpaudit.execution.reproducibility import GLOBAL_STREAMS_WARNING
 from dpaudit.mechanisms import InvalidParameterError, blackbox, get_mechanism
 
 USER_MECHANISMS = '''

@@ -1,16 +1,19 @@
 """The two-dataset game as played: choose a test on some outputs, count its errors on fresh ones (or count them all).
 
-The attack's parts live in `dpaudit.attacks` (sampling, screening of wide
-outputs, the selection budget, candidate tests); this module runs its phases
-on an `Execution`'s backend and returns the evidence with what each phase
-did. Every phase draws from its own named seed stream, fixed by the audit's
+The attack's parts live beside it (sampling, screening of wide outputs, the
+selection budget, candidate tests); this module runs its phases on a
+backend and returns the evidence with what each phase did. What the
+estimator wants of the game (the objective that chooses the test, the
+direction a ratio is certified in, whether every output is counted) comes
+down from the entry point as a `Steering`: the game never imports the audit
+layer. Every phase draws from its own named seed stream, fixed by the audit's
 seed (`Streams`), so the same seed gives the same evidence on any backend.
 
-- held-out counts (`TwoRates`, `RatioInterval`): probe the output's shape;
+- held-out counts (the two-rates and ratio intervals): probe the output's shape;
   screen wide outputs; draw the selection sample (grown for discrete
   outputs); choose the test on it; count its errors on Poisson(n) fresh
   outputs per dataset in seeded chunks → `HeldOutCounts`.
-- bands (`Bands`): a first sample places the grid of thresholds and is
+- histogram (the bands interval): a first sample places the grid of thresholds and is
   counted too; the rest in seeded chunks → `OutputHistogram`.
 """
 
@@ -21,23 +24,21 @@ import dataclasses
 from typing import Any, Callable, Iterator
 
 import numpy as np
-from dpaudit.attacks.distinguish import DistinguishingTest, distinct_outputs, is_discrete, select_test
+from dpaudit.attacks.distinguish import Choice, DistinguishingTest, Objective, distinct_outputs, is_discrete, select_test
 from dpaudit.attacks.held_out_counts import CountRejections, HeldOutCounts
 from dpaudit.attacks.output_histogram import CountCells, OutputHistogram, cell_counts, grid_from
 from dpaudit.attacks.sampling import chunk_sizes, draw, per_chunk
 from dpaudit.attacks.screening import Screen, columns, on_whole_outputs, screen_coordinates
 from dpaudit.attacks.selection_budget import ATOM_LEVEL, discrete_selection_size, screening_size, selection_level, split_budget
-from dpaudit.audit.audits.reproducibility import streams_warning
-from dpaudit.audit.estimators.intervals import Bands, Interval, RatioInterval
-from dpaudit.audit.estimators.projection import held_out_direction, projected_bound
 from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.execution.backends import Backend, run_chunks
 from dpaudit.execution.interrupted import Interrupted
+from dpaudit.execution.reproducibility import streams_warning
 from dpaudit.execution.runner import seeds
 from dpaudit.mechanisms.base import Mechanism
 from dpaudit.mechanisms.outputs import check_shape
 
-__all__ = ["Chosen", "PlayedPair", "Setting", "Streams", "choose", "count_errors", "play"]
+__all__ = ["Chosen", "PlayedPair", "Setting", "Steering", "Streams", "choose", "count_errors", "play"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,17 +62,34 @@ class Streams:
 
 
 @dataclasses.dataclass(frozen=True)
+class Steering:
+    """What the estimator that will certify the evidence wants of the game, handed down by the entry point.
+
+    `objective(n, level=level)` returns the objective `select_test`
+    maximises for a test whose errors will be counted on Poisson(n)
+    held-out outputs, its selection counts taken at confidence `level`;
+    `direction(choice, n, level=level)`, when given, returns which direction
+    of a ratio the held-out counts will certify, fixed from the selection
+    counts before any held-out output; `histogram` plays without a split,
+    every output counted into an `OutputHistogram` (scalar outputs only).
+    Each only steers the choice: soundness comes from the estimator.
+    """
+
+    objective: Callable[..., Objective]
+    direction: Callable[..., int] | None = None
+    histogram: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
 class Setting:
-    """Everything the game needs: the mechanism and its pair, the trials, what is certified, where it runs."""
+    """Everything the game needs: the mechanism and its pair, the trials, the seed, the estimator's steering, where it runs."""
 
     mechanism: Mechanism
     d0: Any
     d1: Any
     trials: int
     seed: int
-    delta: float
-    beta: float
-    interval: Interval
+    steering: Steering
     backend: Backend
     progress: Callable[[int], None] | None = None
     global_streams: Any = None
@@ -138,7 +156,8 @@ def _screen(s: Setting, streams: Streams, elements: int) -> tuple[Screen | None,
     return kept, size
 
 
-def _choose(s: Setting, streams: Streams, elements: int, kept: Screen | None, n_screen: int):
+def _choose(s: Setting, streams: Streams, elements: int, kept: Screen | None,
+            n_screen: int) -> tuple[Choice, int, int, int | None]:
     """Return the chosen test, the selection outputs it used, the held-out size and the ratio direction."""
     n_select, n_held = split_budget(s.trials - n_screen, elements if kept is None else kept.width())
     out0, out1 = _draw_selection(s, n_select, streams.child(0) if kept is None else streams.child(0, 3), kept, elements)
@@ -151,14 +170,13 @@ def _choose(s: Setting, streams: Streams, elements: int, kept: Screen | None, n_
             out0, out1 = np.concatenate([out0, more0]), np.concatenate([out1, more1])
             n_select, n_held = len(out0), s.trials - n_screen - len(out0)
         categories = distinct_outputs(out0, out1)
-    level, name = selection_level(categories), s.interval.name
-    choice = select_test(out0, out1, objective=projected_bound(n_held, s.delta, s.beta, level=level, interval=name),
-                         categories=categories,
-                         atom_objective=projected_bound(n_held, s.delta, s.beta, level=ATOM_LEVEL, interval=name))
+    level, steer = selection_level(categories), s.steering
+    choice = select_test(out0, out1, objective=steer.objective(n_held, level=level), categories=categories,
+                         atom_objective=steer.objective(n_held, level=ATOM_LEVEL))
     if kept is not None:
         whole = dataclasses.replace(choice.test, scorer=on_whole_outputs(choice.test.scorer, kept), texts=None)
         choice = dataclasses.replace(choice, test=whole)
-    direction = held_out_direction(choice, n_held, s.beta, level) if isinstance(s.interval, RatioInterval) else None
+    direction = None if steer.direction is None else steer.direction(choice, n_held, level=level)
     return choice, n_select + n_screen, n_held, direction
 
 
@@ -268,6 +286,6 @@ def play(setting: Setting) -> PlayedPair:
     """
     streams = Streams(setting.seed)
     shape = output_shape(setting.mechanism, setting.d0, streams)
-    if isinstance(setting.interval, Bands):
+    if setting.steering.histogram:
         return _bands(setting, shape, streams)
     return _held_out(setting, shape, streams)
