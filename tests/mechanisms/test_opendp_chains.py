@@ -7,6 +7,7 @@ import pytest
 
 pytest.importorskip("opendp")
 
+from dpaudit.attacks.neighbour_candidates import candidate_pairs  # noqa: E402
 from dpaudit.audit.audits.two_dataset import audit_mechanism  # noqa: E402
 from dpaudit.mechanisms import get_mechanism  # noqa: E402
 from dpaudit.mechanisms.base import not_neighbours  # noqa: E402
@@ -53,6 +54,15 @@ def test_sum_clamps_and_drops_absent_records() -> None:
 def test_chain_is_not_flagged_at_its_default_pair(name: str) -> None:
     result = audit_mechanism(get_mechanism(name), trials=3000, seed=0, confidence=0.99)
     assert result.verdict == "consistent"
+
+
+def test_issue_2923_datasets_are_among_the_hunt_candidates() -> None:
+    """The bug hunter generates the issue's pair from the declared bounds: 1024 records at 2⁵⁰ + ¼, 2⁵⁰ + ½ added."""
+    big = 2.0**50
+    mech = get_mechanism("opendp_sum_of_squared_deviations", lower=big, upper=big + 1, size=1024)
+    issue = (np.append(np.full(1024, big + 0.25), np.nan), np.append(np.full(1024, big + 0.25), big + 0.5))
+    found = candidate_pairs(mech, rng=np.random.default_rng(0), kinds=["rounding"])
+    assert any(np.array_equal(c.d0, issue[0], equal_nan=True) and np.array_equal(c.d1, issue[1]) for c in found)
 
 
 @pytest.mark.slow
