@@ -17,8 +17,8 @@ import dataclasses
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_int
 
-__all__ = ["DEFAULT_CANARIES", "DEFAULT_RUNS", "MIN_RUNS", "TRAINING_CANARIES", "TRAINING_RUNS", "Game", "MultiRun",
-           "OneRun", "TwoDataset", "game_from_name"]
+__all__ = ["DEFAULT_CANARIES", "DEFAULT_RUNS", "MIN_RUNS", "SEQUENTIAL", "TRAINING_CANARIES", "TRAINING_RUNS", "Game",
+           "MultiRun", "OneRun", "TwoDataset", "game_from_name"]
 
 DEFAULT_RUNS = 10_000
 """The runs of a multi-run game by default, on every entry point whose runs are draws of a mechanism (canaries,
@@ -32,6 +32,8 @@ TRAINING_CANARIES = 100
 its own among the model's few hundred parameters."""
 MIN_RUNS = 10
 """The fewest runs any multi-run game accepts: below, no estimator certifies anything at a usual confidence."""
+SEQUENTIAL = "sequential"
+"""The value of a game's size (`--runs sequential`, as `--trials sequential`) that asks for it to be played sequentially."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,14 +45,22 @@ class MultiRun:
     before it is played, independently of its outcome.
 
     Attributes:
-        runs: the number R of runs (at least MIN_RUNS; DEFAULT_RUNS by default).
+        runs: the number R of runs (at least MIN_RUNS; DEFAULT_RUNS by default); with `sequential`, the most runs played.
+        sequential: play the runs in epochs and look at an anytime-valid bound after every batch, stopping at a
+            certified violation, when the claim is out of reach, or after `runs` (`audit.audits.sequential_runs`).
+        give_up: with `sequential`, stop once the claim is out of reach within `runs` (False: play on to the budget).
     """
 
     runs: int = DEFAULT_RUNS
+    sequential: bool = False
+    give_up: bool = True
     name = "multi-run"
 
     def __post_init__(self) -> None:
         check_int(self.runs, "runs", "MultiRun", low=MIN_RUNS)
+        for name in ("sequential", "give_up"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidParameterError(f"The '{name}' parameter of MultiRun must be True or False; got {getattr(self, name)!r}.")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,6 +23,7 @@ from dpaudit.attacks.games import DEFAULT_CANARIES, Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.attacks.one_run_game import one_run_game
 from dpaudit.audit.audits.membership import Played, run_membership_audit
+from dpaudit.audit.audits.sequential_canaries import audit_canaries_sequentially
 from dpaudit.audit.audits.subject import Subject, mechanism_subject
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.results.result import MembershipResult
@@ -57,9 +58,12 @@ def audit_canaries(
     else pair); the one-run game always uses m fixed canaries. A multi-run
     game certifies its scores in both directions (members higher, members
     lower: `both_directions`), each at β/2, and reports the chosen one under
-    "direction". With probability ≥ `bound.confidence` the mechanism is not
-    (ε', δ)-DP for ε' below the bound (GDP-based estimators: under the
-    Gaussian trade-off assumption they name); δ defaults to the claim's.
+    "direction". `MultiRun(runs, sequential=True)` plays at most `runs` runs
+    in epochs and stops at a certified violation or when the claim is out of
+    reach (`sequential_runs`; its bound holds at every stopping time). With
+    probability ≥ `bound.confidence` the mechanism is not (ε', δ)-DP for ε'
+    below the bound (GDP-based estimators: under the Gaussian trade-off
+    assumption they name); δ defaults to the claim's.
 
     Args:
         mech: the mechanism.
@@ -86,6 +90,10 @@ def audit_canaries(
         raise InvalidParameterError(f"The canary mode must be one of {', '.join(CANARY_MODES)}; got {canary!r} instead.")
     if isinstance(game, OneRun) and canary not in ("auto", "fixed"):
         raise InvalidParameterError(f"The one-run game plays m fixed canaries; got canary={canary!r}.")
+
+    if isinstance(game, MultiRun) and game.sequential:
+        return audit_canaries_sequentially(mech, game=game, bound=bound, canary=canary, scorer=scorer, dim=dim,
+                                           norm=norm, seed=seed, execution=execution, subject=subject, mapper=mapper)
 
     def play(canary_rng: np.random.Generator, game_rng: np.random.Generator) -> Played:
         if isinstance(game, OneRun):

@@ -88,6 +88,9 @@ def run_membership_audit(
     A ladder's result keeps every arm in its `selection`, so that `recertify` pays for the best arm again.
     """
     check_game(game, bound, owner)
+    if isinstance(game, MultiRun) and game.sequential:
+        raise InvalidParameterError(f"{owner} plays a fixed number of runs; MultiRun(runs, sequential=True) (--runs "
+                                    "sequential) is played by audit_canaries and audit_dpsgd.")
     seed = check_int(seed, "seed", owner, low=0)
     delta = bound.delta_for(None if subject.claim is None else subject.claim.delta)
     bound.estimator_for(game, delta)

@@ -10,6 +10,8 @@ assumption-free bound, 2 bad input.
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import TYPE_CHECKING
 
 from dpaudit.attacks.games import DEFAULT_CANARIES, DEFAULT_RUNS
 from dpaudit.audit.cli.common import (
@@ -24,8 +26,12 @@ from dpaudit.audit.cli.common import (
     execution_of,
     game_and_bound,
     mechanism_of,
+    show,
     user_output_to_stderr,
 )
+
+if TYPE_CHECKING:
+    from dpaudit.execution.interrupted import Interrupted
 
 GAME = GameFlags(runs=DEFAULT_RUNS, canaries=DEFAULT_CANARIES)
 CANARY_MODES = LazyChoices("dpaudit.attacks.canary_design", "CANARY_MODES")
@@ -58,14 +64,27 @@ def run(args: argparse.Namespace) -> int:
         result = audit_scores(observations, game=game, bound=bound, claim=claim, seed=args.seed, label=args.scores)
     else:
         from dpaudit.audit.audits.canaries import audit_canaries
+        from dpaudit.execution.interrupted import Interrupted
 
         game, bound = game_and_bound(args, GAME, delta=_bound_delta(args, False))
-        with user_output_to_stderr():
-            result = audit_canaries(
-                mechanism_of(args), game=game, bound=bound, canary=args.canary,
-                scorer=args.scorer, dim=args.dim, norm=args.norm, seed=args.seed, execution=execution_of(args),
-            )
+        try:
+            with user_output_to_stderr():
+                result = audit_canaries(
+                    mechanism_of(args), game=game, bound=bound, canary=args.canary,
+                    scorer=args.scorer, dim=args.dim, norm=args.norm, seed=args.seed, execution=execution_of(args),
+                )
+        except Interrupted as stop:
+            return _interrupted(stop, args.json)
     return emit(result, args)
+
+
+def _interrupted(stop: Interrupted, as_json: bool) -> int:
+    """Print the bound of the runs judged before Ctrl-C (a sequential game's, valid at any stopping time); return 130."""
+    if stop.partial is None:
+        raise stop
+    print(f"dpaudit: interrupted; the bound below uses the {stop.done:,} runs played.", file=sys.stderr)
+    show(stop.partial, as_json)
+    return 130
 
 
 def add_canary_arguments(parser: argparse.ArgumentParser, *, one_run: bool) -> None:

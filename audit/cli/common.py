@@ -336,13 +336,30 @@ class GameFlags:
 
 def add_game_arguments(parser: Container, flags: GameFlags) -> None:
     """Add the game: --runs (multi-run), --one-run with --canaries, --k-plus, --k-minus."""
-    parser.add_argument("--runs", type=int, metavar="R", help=f"multi-run: the number of runs (default {flags.runs:,})")
+    parser.add_argument("--runs", type=runs_argument, metavar="R",
+                        help=f"multi-run: the number of runs (default {flags.runs:,}), or 'sequential': runs in epochs, an"
+                             " anytime-valid bound looked at after every batch, stopping at a certified violation, when the"
+                             " claim is out of reach, or at the budget")
+    parser.add_argument("--max-runs", type=int, metavar="R",
+                        help=f"with --runs sequential: the most runs played (default {flags.runs:,})")
     parser.add_argument("--one-run", action="store_true",
                         help="play the one-run game: m canaries, each in with probability ½, in one run")
     parser.add_argument("--canaries", type=int, metavar="M",
                         help=f"one-run: the number of canaries m (default {flags.canaries_default or flags.canaries})")
     parser.add_argument("--k-plus", type=int, metavar="K", help="one-run: guess IN for the k+ highest scores (fixed in advance)")
     parser.add_argument("--k-minus", type=int, metavar="K", help="one-run: guess OUT for the k− lowest scores (fixed in advance)")
+
+
+def runs_argument(text: str) -> int | str:
+    """Return `text` as a number of runs, or "sequential"."""
+    from dpaudit.attacks.games import SEQUENTIAL
+
+    if text.strip().lower() == SEQUENTIAL:
+        return SEQUENTIAL
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is neither a number of runs nor 'sequential'") from None
 
 
 def add_confidence(parser: Container) -> None:
@@ -441,22 +458,37 @@ def game_and_bound(args: argparse.Namespace, flags: GameFlags | None, *, delta: 
     from dpaudit.audit.estimators.certify import Bound
     from dpaudit.errors import InvalidParameterError
 
-    one_run = args.one_run
-    if one_run and args.runs is not None:
-        raise InvalidParameterError("--runs sets the multi-run game; with --one-run, give --canaries instead.")
+    one_run, sized = args.one_run, args.runs is not None or getattr(args, "max_runs", None) is not None
+    if one_run and sized:
+        raise InvalidParameterError("--runs and --max-runs set the multi-run game; with --one-run, give --canaries instead.")
     if not one_run and (args.canaries is not None or args.k_plus is not None or args.k_minus is not None):
         raise InvalidParameterError("--canaries, --k-plus and --k-minus set the one-run game; add --one-run.")
     if flags is None:
-        if args.runs is not None or args.canaries is not None:
-            raise InvalidParameterError("With --scores the game's size is that of the saved scores; drop --runs and --canaries.")
+        if sized or args.canaries is not None:
+            raise InvalidParameterError("With --scores the game's size is that of the saved scores; drop --runs, --max-runs "
+                                        "and --canaries.")
         game = OneRun.with_guesses(None, args.k_plus, args.k_minus) if one_run else MultiRun()
     elif one_run:
         game = OneRun.with_guesses(flags.canaries if args.canaries is None else args.canaries, args.k_plus, args.k_minus)
     else:
-        game = MultiRun(flags.runs if args.runs is None else args.runs)
+        game = _multi_run(args, flags)
     bound = Bound(estimator=args.estimator, confidence=args.confidence, delta=delta)
     bound.estimator_for(game, 1.0 if delta is None else delta)  # an estimator of the other game fails before any work
     return game, bound
+
+
+def _multi_run(args: argparse.Namespace, flags: GameFlags) -> Game:
+    """Return the multi-run game of --runs R (default: the subcommand's), or of --runs sequential with --max-runs."""
+    from dpaudit.attacks.games import SEQUENTIAL, MultiRun
+    from dpaudit.errors import InvalidParameterError
+
+    max_runs = getattr(args, "max_runs", None)
+    if args.runs == SEQUENTIAL:
+        return MultiRun(flags.runs if max_runs is None else max_runs, sequential=True)
+    if max_runs is not None:
+        raise InvalidParameterError("--max-runs budgets --runs sequential; with a fixed number of runs it would do "
+                                    "nothing: pass --runs sequential, or drop it.")
+    return MultiRun(flags.runs if args.runs is None else args.runs)
 
 
 def check_output_paths(args: argparse.Namespace) -> None:
