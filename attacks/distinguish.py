@@ -14,7 +14,7 @@ import dataclasses
 from typing import Callable
 
 import numpy as np
-from dpaudit.attacks.features import as_matrix, common_dtype, is_categorical, row_keys
+from dpaudit.attacks.features import as_matrix, common_dtype, is_categorical, row_keys, small_range_counts
 from dpaudit.attacks.output_scorers import (
     CategoryLogRatio,
     Coordinate,
@@ -22,8 +22,11 @@ from dpaudit.attacks.output_scorers import (
     LowBitsLogRatio,
     NaiveBayes,
     Scorer,
+    bin_counts,
+    key_counts,
+    sorted_column_table,
 )
-from dpaudit.attacks.sorted_quantiles import sorted_quantile
+from dpaudit.attacks.sorted_quantiles import merge_sorted, sorted_quantile
 from dpaudit.mechanisms.outputs import texts_of
 
 __all__ = [
@@ -41,6 +44,9 @@ __all__ = [
 ]
 
 Objective = Callable[[np.ndarray, int, np.ndarray, int], np.ndarray]
+"""Ranks candidate tests by their error counts, elementwise: non-increasing in each count, never NaN (a bound does that)."""
+Counted = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""Distinct outputs (one row each), and how many outputs on d0 and on d1 equal each."""
 MAX_CATEGORIES = 4096
 MAX_COORDINATES = 16
 MAX_LOGISTIC_DIM = 512
@@ -113,14 +119,32 @@ def _threshold_grid(pooled: np.ndarray) -> np.ndarray:
 
 def best_threshold(scorer: Scorer, out0: np.ndarray, out1: np.ndarray, objective: Objective) -> Choice:
     """Return the threshold and direction on `scorer` maximising `objective` on these samples."""
-    s0, s1 = np.sort(scorer.score(out0)), np.sort(scorer.score(out1))
-    cuts = np.concatenate([[-np.inf], _threshold_grid(np.sort(np.concatenate([s0, s1])))])
-    above0 = 1.0 - np.searchsorted(s0, cuts, side="right") / len(s0)
-    above1 = 1.0 - np.searchsorted(s1, cuts, side="right") / len(s1)
+    return _best_sorted(scorer, (np.sort(scorer.score(out0)), np.sort(scorer.score(out1))), out0, out1, objective)
+
+
+def _best_sorted(scorer: Scorer, ranked: tuple[np.ndarray, np.ndarray], out0: np.ndarray, out1: np.ndarray,
+                 objective: Objective) -> Choice:
+    """Return `best_threshold`'s choice from `ranked`, the sorted scores of `out0` and of `out1`."""
+    s0, s1 = ranked
+    cuts = np.concatenate([[-np.inf], _threshold_grid(merge_sorted(s0, s1))])
+    at_most = (np.searchsorted(s0, cuts, side="right"), np.searchsorted(s1, cuts, side="right"))
+    return _best_cut(scorer, cuts, at_most, objective, out0, out1)
+
+
+def _best_cut(scorer: Scorer, cuts: np.ndarray, at_most: tuple[np.ndarray, np.ndarray], objective: Objective,
+              out0: np.ndarray, out1: np.ndarray) -> Choice:
+    """Return the choice among the tests "score > cut" and "score ≤ cut" maximising `objective`.
+
+    `at_most` holds, per cut, how many scores of `out0` and of `out1` are ≤ it.
+    """
+    n0, n1 = len(out0), len(out1)
+    above0, above1 = 1.0 - at_most[0] / n0, 1.0 - at_most[1] / n1
     # sign +1: S = {score > t}: FPR = P0(S), FNR = 1 − P1(S); sign −1 swaps the roles.
     fpr = np.concatenate([above0, 1.0 - above0])
     fnr = np.concatenate([1.0 - above1, above1])
-    values = objective(fpr * len(s0), len(s0), fnr * len(s1), len(s1))
+    judged = np.concatenate([np.ones(len(cuts), dtype=bool), ~_dominated(at_most, n0, n1)])
+    values = np.full(len(fpr), -np.inf)
+    values[judged] = objective(fpr[judged] * n0, n0, fnr[judged] * n1, n1)
     best = int(np.argmax(values))
     sign = 1 if best < len(cuts) else -1
     t = cuts[best % len(cuts)]
@@ -129,7 +153,65 @@ def best_threshold(scorer: Scorer, out0: np.ndarray, out1: np.ndarray, objective
         threshold = np.nextafter(-t, -np.inf)
     test = DistinguishingTest(scorer, float(threshold), sign)
     test = dataclasses.replace(test, texts=_texts_in(test, out0, out1))
-    return Choice(test, float(fpr[best]), float(fnr[best]), float(values[best]), min(len(s0), len(s1)))
+    return Choice(test, float(fpr[best]), float(fnr[best]), float(values[best]), min(n0, n1))
+
+
+def _dominated(at_most: tuple[np.ndarray, np.ndarray], n0: int, n1: int) -> np.ndarray:
+    """Return, per cut, True when the test "score ≤ cut" has more errors of one kind than some test "score > c" and no fewer of the other.
+
+    Such a test cannot be the first best: an `Objective` is non-increasing
+    in each count, and a count one whole error larger outweighs rounding,
+    so the earlier test "score > c" scores at least as high (the tests
+    "score > c" come first). Skipping it leaves the choice as it was.
+    """
+    plus_fp, plus_fn = n0 - at_most[0], at_most[1]  # errors of "score > cut": the first non-increasing, the second not decreasing
+    minus_fp, minus_fn = at_most[0], n1 - at_most[1]
+    first = np.searchsorted(-plus_fp, -minus_fp, side="left")  # the first "score > c" with no more false positives
+    inside = first < len(plus_fp)
+    at = np.minimum(first, len(plus_fp) - 1)
+    fewer_fn = plus_fn[at] <= minus_fn
+    strictly = (plus_fp[at] < minus_fp) | (plus_fn[at] < minus_fn)
+    return inside & fewer_fn & strictly
+
+
+def _best_threshold_levels(scorer: Scorer, scores: np.ndarray, counts: tuple[np.ndarray, np.ndarray],
+                           out0: np.ndarray, out1: np.ndarray, objective: Objective) -> Choice:
+    """Return `best_threshold(scorer, out0, out1, objective)` for a scorer that gives each output one of a few `scores`.
+
+    `counts` holds how many outputs of `out0` and of `out1` score each of
+    `scores`. The pooled sorted scores are then those few, each repeated,
+    so the cuts are the distinct scores seen (at most 2·TAIL_GRID of them,
+    which `_threshold_grid` keeps whole) and the counts at most each cut are
+    sums of whole levels: the same numbers, and the same choice, as
+    `best_threshold`, without scoring or sorting every output.
+    """
+    seen = counts[0] + counts[1] > 0
+    if np.count_nonzero(seen) > 2 * TAIL_GRID:
+        return best_threshold(scorer, out0, out1, objective)
+    order = np.argsort(scores[seen], kind="stable")
+    ranked = scores[seen][order]
+    cuts = np.concatenate([[-np.inf], _threshold_grid(ranked)])
+    below = np.searchsorted(ranked, cuts, side="right")
+    at_most = tuple(np.concatenate([[0], np.cumsum(c[seen][order])])[below] for c in counts)
+    return _best_cut(scorer, cuts, at_most, objective, out0, out1)
+
+
+def _judge(scorer: Scorer, out0: np.ndarray, out1: np.ndarray, objective: Objective,
+           ranked: tuple[np.ndarray, np.ndarray] | None) -> Choice:
+    """Return `best_threshold(scorer, out0, out1, objective)`, read off `ranked` (the sorted outputs, single doubles) when it can.
+
+    The value itself is the sorted outputs; naive Bayes on one coordinate
+    scores each of its bins alike, and its bins' counts are read off them.
+    """
+    if ranked is None:
+        return best_threshold(scorer, out0, out1, objective)
+    if isinstance(scorer, Coordinate):
+        return _best_sorted(scorer, ranked, out0, out1, objective)
+    if isinstance(scorer, NaiveBayes) and len(scorer.edges) == 1:
+        edges, ratio = scorer.edges[0], scorer.log_ratios[0]
+        counts = (bin_counts(edges, ranked[0]), bin_counts(edges, ranked[1]))
+        return _best_threshold_levels(scorer, np.zeros(len(ratio)) + ratio, counts, out0, out1, objective)
+    return best_threshold(scorer, out0, out1, objective)
 
 
 def _texts_in(test: DistinguishingTest, out0: np.ndarray, out1: np.ndarray) -> tuple[str, ...] | None:
@@ -157,7 +239,7 @@ def candidate_scorers(train0: np.ndarray, train1: np.ndarray) -> list[Scorer]:
     if is_categorical(train0):
         return [CategoryLogRatio.fit(train0, train1)]
     x0, x1 = as_matrix(train0), as_matrix(train1)
-    n_unique = distinct_outputs(train0, train1)
+    n_unique, naive_bayes = _distinct_and_naive_bayes(train0, train1)
     discrete = n_unique <= _max_categories(len(x0) + len(x1))
     scorers: list[Scorer] = []
     if discrete:
@@ -165,7 +247,7 @@ def candidate_scorers(train0: np.ndarray, train1: np.ndarray) -> list[Scorer]:
     elif n_unique < len(x0) + len(x1):
         scorers.append(CategoryLogRatio.fit(train0, train1, min_count=2, name=ATOMS))
     if x0.shape[1] == 1:
-        scorers = [Coordinate(0, "value"), *scorers, NaiveBayes.fit(train0, train1)]
+        scorers = [Coordinate(0, "value"), *scorers, naive_bayes or NaiveBayes.fit(train0, train1)]
         if not discrete and train0.dtype == np.uint64:
             scorers.append(LowBitsLogRatio.fit(train0, train1))
         return scorers
@@ -178,6 +260,24 @@ def candidate_scorers(train0: np.ndarray, train1: np.ndarray) -> list[Scorer]:
     if x0.shape[1] <= MAX_LOGISTIC_DIM:
         learned.append(Logistic.fit(train0, train1))
     return scorers + learned
+
+
+def _distinct_and_naive_bayes(train0: np.ndarray, train1: np.ndarray) -> tuple[int, NaiveBayes | None]:
+    """Return `distinct_outputs` of the training outputs and, for single doubles, their `NaiveBayes`, from one sort.
+
+    Single doubles are their own keys (`row_keys`) and their own naive
+    Bayes coordinate, so both read the same sorted values; other outputs
+    get (count, None), the scorer to be fitted as usual.
+    """
+    if train0.ndim != 1 or train0.dtype != np.float64 or train1.dtype != np.float64:
+        return distinct_outputs(train0, train1), None
+    a, b = np.sort(train0), np.sort(train1)
+    pooled = merge_sorted(a, b)
+    if not len(pooled) or np.isnan(pooled[-1]):  # numpy's unique counts NaNs as one value
+        return distinct_outputs(train0, train1), None
+    distinct = 1 + int(np.count_nonzero(pooled[1:] != pooled[:-1]))
+    cuts, ratio = sorted_column_table(a, b, pooled)
+    return distinct, NaiveBayes((cuts,), (ratio,))
 
 
 def few_category_scorers(out0: np.ndarray, out1: np.ndarray) -> list[Scorer]:
@@ -199,7 +299,9 @@ def few_category_scorers(out0: np.ndarray, out1: np.ndarray) -> list[Scorer]:
 def distinct_outputs(out0: np.ndarray, out1: np.ndarray) -> int:
     """Return the number of distinct outputs (rows) among both samples."""
     out0, out1 = common_dtype(out0, out1)
-    return len(np.unique(np.concatenate([row_keys(out0), row_keys(out1)])))
+    k0, k1 = row_keys(out0), row_keys(out1)
+    counted = small_range_counts(k0, k1)
+    return len(np.unique(np.concatenate([k0, k1]))) if counted is None else len(counted[0])
 
 
 def _max_categories(n: int) -> int:
@@ -248,11 +350,30 @@ def select_test(
     not passed here.
     """
     if categories is not None and categories <= FEW_CATEGORIES:
-        return _simplest_best([best_threshold(s, out0, out1, objective) for s in few_category_scorers(out0, out1)])
+        counted = _counted(out0, out1)
+        return _simplest_best([best_threshold(s, out0, out1, objective) if counted is None
+                               else _best_threshold_levels(s, s.score(counted[0]), counted[1:], out0, out1, objective)
+                               for s in few_category_scorers(out0, out1)])
     h0, h1 = len(out0) // 2, len(out1) // 2
     scorers = candidate_scorers(out0[:h0], out1[:h1])
     judged_by = {ATOMS: atom_objective or objective}
-    return _simplest_best([best_threshold(s, out0[h0:], out1[h1:], judged_by.get(s.name, objective)) for s in scorers])
+    judge0, judge1 = out0[h0:], out1[h1:]
+    doubles = judge0.ndim == 1 and judge0.dtype == np.float64 and judge1.dtype == np.float64
+    ranked = (np.sort(judge0), np.sort(judge1)) if doubles else None
+    return _simplest_best([_judge(s, judge0, judge1, judged_by.get(s.name, objective), ranked) for s in scorers])
+
+
+def _counted(out0: np.ndarray, out1: np.ndarray) -> Counted | None:
+    """Return the distinct outputs of integer samples with their counts (`Counted`), or None for other outputs.
+
+    Integers only: equal integers are alike to the last bit, so every scorer
+    gives their copies one score (doubles would leave −0.0 beside 0.0).
+    """
+    out0, out1 = common_dtype(out0, out1)
+    if out0.dtype.kind not in "iu":
+        return None
+    keys, counts0, counts1 = key_counts(row_keys(out0), row_keys(out1))
+    return keys.view(out0.dtype).reshape(len(keys), *out0.shape[1:]), counts0, counts1
 
 
 def _simplest_best(choices: list[Choice]) -> Choice:

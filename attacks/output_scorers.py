@@ -11,13 +11,15 @@ import dataclasses
 from typing import Protocol
 
 import numpy as np
-from dpaudit.attacks.features import as_matrix, common_dtype, row_keys
-from dpaudit.attacks.sorted_quantiles import sorted_quantile
+from dpaudit.attacks.features import as_matrix, common_dtype, row_keys, small_range_counts
+from dpaudit.attacks.sorted_quantiles import merge_sorted, sorted_quantile
 
-__all__ = ["CategoryLogRatio", "Coordinate", "Logistic", "LowBitsLogRatio", "NaiveBayes", "Scorer", "quadratic_features"]
+__all__ = ["CategoryLogRatio", "Coordinate", "Logistic", "LowBitsLogRatio", "NaiveBayes", "Scorer", "bin_counts", "key_counts",
+           "quadratic_features", "sorted_column_table"]
 
 MANTISSA_BITS = 52
 MAX_QUADRATIC_DIM = 24
+NAIVE_BAYES_BINS = 64
 
 
 def quadratic_features(x: np.ndarray) -> np.ndarray:
@@ -87,11 +89,18 @@ class CategoryLogRatio:
 
 def _log_ratio_table(k0: np.ndarray, k1: np.ndarray, min_count: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Return the sorted keys seen at least `min_count` times and their smoothed log(P1/P0) (+1/2 per count)."""
-    keys, inverse = np.unique(np.concatenate([k0, k1]), return_inverse=True)
-    c0 = np.bincount(inverse[: len(k0)], minlength=len(keys))
-    c1 = np.bincount(inverse[len(k0):], minlength=len(keys))
+    keys, c0, c1 = key_counts(k0, k1)
     kept = c0 + c1 >= min_count
     return keys[kept], np.log((c1[kept] + 0.5) / len(k1)) - np.log((c0[kept] + 0.5) / len(k0))
+
+
+def key_counts(k0: np.ndarray, k1: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return `numpy.unique` of the keys of both samples, and how often each is among `k0` and among `k1`."""
+    counted = small_range_counts(k0, k1)
+    if counted is not None:
+        return counted
+    keys, inverse = np.unique(np.concatenate([k0, k1]), return_inverse=True)
+    return keys, np.bincount(inverse[: len(k0)], minlength=len(keys)), np.bincount(inverse[len(k0):], minlength=len(keys))
 
 
 def _lookup(keys: np.ndarray, values: np.ndarray, queries: np.ndarray) -> np.ndarray:
@@ -139,16 +148,10 @@ class NaiveBayes:
     name: str = "naive-bayes"
 
     @classmethod
-    def fit(cls, out0: np.ndarray, out1: np.ndarray, bins: int = 64) -> "NaiveBayes":
+    def fit(cls, out0: np.ndarray, out1: np.ndarray, bins: int = NAIVE_BAYES_BINS) -> "NaiveBayes":
         x0, x1 = as_matrix(out0), as_matrix(out1)
-        edges, ratios = [], []
-        for j in range(x0.shape[1]):
-            pooled = np.sort(np.concatenate([x0[:, j], x1[:, j]]))
-            cuts = np.unique(sorted_quantile(pooled, np.linspace(0, 1, bins + 1)[1:-1]))
-            c0, c1 = _bin_counts(cuts, x0[:, j]), _bin_counts(cuts, x1[:, j])
-            edges.append(cuts)
-            ratios.append(np.log((c1 + 0.5) / len(x1)) - np.log((c0 + 0.5) / len(x0)))
-        return cls(tuple(edges), tuple(ratios))
+        tables = [sorted_column_table(np.sort(x0[:, j]), np.sort(x1[:, j]), bins=bins) for j in range(x0.shape[1])]
+        return cls(tuple(cuts for cuts, _ in tables), tuple(ratio for _, ratio in tables))
 
     def score(self, outputs: np.ndarray) -> np.ndarray:
         x = as_matrix(outputs)
@@ -158,15 +161,28 @@ class NaiveBayes:
         return total
 
 
-def _bin_counts(cuts: np.ndarray, values: np.ndarray) -> np.ndarray:
+def sorted_column_table(a: np.ndarray, b: np.ndarray, pooled: np.ndarray | None = None, *,
+                        bins: int = NAIVE_BAYES_BINS) -> tuple[np.ndarray, np.ndarray]:
+    """Return one coordinate's `NaiveBayes` bin edges and smoothed log ratios from its sorted training values.
+
+    `a` and `b` are the coordinate's values on d0 and d1, each sorted;
+    `pooled` is their merge (`merge_sorted`), computed here when not given.
+    """
+    pooled = merge_sorted(a, b) if pooled is None else pooled
+    cuts = np.unique(sorted_quantile(pooled, np.linspace(0, 1, bins + 1)[1:-1]))
+    c0, c1 = bin_counts(cuts, a), bin_counts(cuts, b)
+    return cuts, np.log((c1 + 0.5) / len(b)) - np.log((c0 + 0.5) / len(a))
+
+
+def bin_counts(cuts: np.ndarray, sorted_values: np.ndarray) -> np.ndarray:
     """Return `np.bincount(np.searchsorted(cuts, values), minlength=len(cuts) + 1)`, read off the sorted values.
 
     Bin i holds the values in (cuts[i − 1], cuts[i]]: the differences of
     how many sorted values are ≤ each cut (one binary search per cut
     instead of one per value).
     """
-    at_most = np.searchsorted(np.sort(values), cuts, side="right")
-    return np.diff(np.concatenate([[0], at_most, [len(values)]]))
+    at_most = np.searchsorted(sorted_values, cuts, side="right")
+    return np.diff(np.concatenate([[0], at_most, [len(sorted_values)]]))
 
 
 def _training_rows(out0: np.ndarray, out1: np.ndarray, max_rows: int) -> tuple[np.ndarray, np.ndarray]:

@@ -26,12 +26,17 @@ def rate_upper_bound(count, n, beta):
     bit for bit). Then checked with the forward incomplete beta function:
     the inverse loses accuracy at n ≳ 10⁸ with few non-events and can
     return a value below the root, which would not be an upper bound; there
-    the root is found again by bisection.
+    the root is found again by bisection. Equal counts of one `n`
+    (candidate tests that err alike) are computed once.
     """
     from scipy.special import betainccinv
 
     count = np.asarray(count, dtype=float)
     n = np.asarray(n, dtype=float)
+    if count.ndim == 1 and n.ndim == 0 and len(count) > 1:  # many candidate tests share counts: each once
+        distinct, inverse = np.unique(count, return_inverse=True)
+        if len(distinct) < len(count):
+            return rate_upper_bound(distinct, n, beta)[inverse]
     with np.errstate(invalid="ignore"):
         upper = betainccinv(count + 1, n - count, beta)
     upper = np.where(count >= n, 1.0, np.nan_to_num(upper, nan=1.0))
