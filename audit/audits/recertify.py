@@ -135,10 +135,10 @@ def _two_dataset(result: AuditResult, bound: Bound) -> AuditResult:
     game = TwoDataset(max(result.lower_bound.trials, 10))
     lower = certify(evidence, game, bound, delta=delta, rng=seed_streams(result.seed)[2])
     lower = dataclasses.replace(lower, trials=result.lower_bound.trials)
-    secondary = bounds_beside(evidence, game, bound, delta=delta, rng=seed_streams(result.seed)[2])
+    beside = bounds_beside(evidence, game, bound, delta=delta, rng=seed_streams(result.seed)[2])
     phases = None if result.phases is None else dataclasses.replace(result.phases, interval=interval.name,
                                                                      trials_for_violation=None)
-    return dataclasses.replace(result, lower_bound=lower, secondary=secondary, bound=bound, phases=phases,
+    return dataclasses.replace(result, lower_bound=lower, beside=beside, bound=bound, phases=phases,
                                upper_bound=_upper(result, delta))
 
 

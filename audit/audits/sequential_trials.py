@@ -151,7 +151,7 @@ class _Run:
         details = {**c.facts(), "fpr_upper": s.fpr.upper, "fnr_upper": s.fnr.upper,
                    "held_out_share_of_beta": best.share}
         return LowerBound(epsilon=best.epsilon, confidence=self.audit.bound.confidence, method=METHOD, delta=self.audit.delta,
-                          trials=self.drawn, fpr=c.fpr, fnr=c.fnr, details=details)
+                          trials=self.drawn, fpr=c.fpr, fnr=c.fnr, details=details, estimator="held-out")
 
     def decided(self, epoch: _Epoch, last: bool) -> str | None:
         """Return why the audit stops after this look (None: go on); "epoch" when only this epoch ends."""
@@ -222,7 +222,7 @@ class _Run:
         sequential = SequentialEpochs(listed, "interrupted" if interrupted else self.stopped, b.max_trials,
                                       b.max_seconds, b.tight, b.give_up)
         phases = dataclasses.replace(first.phases, sequential=sequential, trials_for_violation=None)
-        return dataclasses.replace(first, lower_bound=self.lower_bound(), secondary=(), evidence=None, phases=phases,
+        return dataclasses.replace(first, lower_bound=self.lower_bound(), beside=(), evidence=None, phases=phases,
                                    seconds=time.perf_counter() - self.start)
 
 

@@ -249,11 +249,11 @@ class _Audit:
         return AuditResult(
             mechanism=self.mechanism.name, params=dict(self.mechanism.params), claim=claim,
             upper_bound=theory_upper_bound(self.mechanism, self.delta), lower_bound=lower,
-            seconds=time.perf_counter() - start, seed=seed, test=phases.test, secondary=self._secondary(played, game),
+            seconds=time.perf_counter() - start, seed=seed, test=phases.test, beside=self._beside(played, game),
             evidence=played.evidence, bound=self.bound, phases=phases,
         )
 
-    def _secondary(self, played: PlayedPair, game: TwoDataset) -> tuple[LowerBound, ...]:
+    def _beside(self, played: PlayedPair, game: TwoDataset) -> tuple[LowerBound, ...]:
         """Return the bounds of the same evidence under the Gaussian assumption (none at δ = 0, where they are ∞)."""
         return bounds_beside(played.evidence, game, self.bound, delta=self.delta, rng=np.random.default_rng(0))
 

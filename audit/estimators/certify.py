@@ -183,7 +183,8 @@ class Bound:
 
 
 def certify(evidence: Evidence, game: Game, bound: Bound, *, delta: float, rng: np.random.Generator) -> LowerBound:
-    """Return the lower bound on ε at `delta` that `bound`'s estimator certifies from the evidence of `game`.
+    """Return the lower bound on ε at `delta` that `bound`'s estimator certifies from the evidence of `game`,
+    named by its estimator as `--estimator` spells it (`LowerBound.estimator`).
 
     Sound as the estimator is (see its docstring): with probability ≥
     `bound.confidence` the mechanism is not (ε', δ)-DP for ε' below it (the
@@ -193,7 +194,8 @@ def certify(evidence: Evidence, game: Game, bound: Bound, *, delta: float, rng: 
         InvalidParameterError: as `Bound.estimator_for`.
     """
     kind = type(evidence)
-    return ESTIMATORS[(kind, bound.estimator_for(game, delta, kind))].estimate(evidence, game, bound, delta, rng)
+    name = bound.estimator_for(game, delta, kind)
+    return dataclasses.replace(ESTIMATORS[(kind, name)].estimate(evidence, game, bound, delta, rng), estimator=name)
 
 
 def certify_best(arms: tuple[Observations, ...], game: Game, bound: Bound, *, delta: float,

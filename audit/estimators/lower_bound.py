@@ -26,6 +26,10 @@ class LowerBound:
     for two-dataset tests); `test` names the test an estimator chose itself
     (the bands' threshold), else None; `details` holds estimator-specific evidence for
     the JSON (counts, thresholds, rules), which no other layer reads.
+    `estimator` is the name of the estimator that certified the bound as
+    `Bound(estimator=...)` and the CLI's `--estimator` spell it (set by
+    `certify`; None for a bound made outside it), where `method` says how
+    it computed it (e.g. estimator "threshold", method "dominating-pair").
     """
 
     epsilon: float
@@ -40,6 +44,7 @@ class LowerBound:
     guesses: int | None = None
     correct: int | None = None
     test: str | None = None
+    estimator: str | None = None
 
     def meaning(self) -> str:
         """Return the one-sentence statement of what this bound certifies (at ε = 0: that nothing was certified)."""
@@ -68,6 +73,8 @@ class LowerBound:
         }
         if self.assumption:
             out["assumption"] = self.assumption
+        if self.estimator:
+            out["estimator"] = self.estimator
         out.update(jsonable(self.details))
         return out
 

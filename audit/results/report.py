@@ -40,7 +40,7 @@ def _summary_rows(result: AuditResult) -> list[tuple[str, str]]:
         ("claim", claim.describe()),
         ("upper bound (theory)", upper_bound_text(upper)),
         ("lower bound (certified)", f"ε = {lower.epsilon:.4f} at δ = {lower.delta:g}, confidence {lower.confidence:g} [{lower.method}]"),
-        *[("lower bound under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in result.secondary],
+        *[("lower bound under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in result.beside],
         ("verdict", result.verdict),
         ("tightness (lower / upper)", _num(result.tightness)),
         ("test (rejection set S)", result.test or "n/a"),

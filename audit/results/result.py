@@ -164,9 +164,11 @@ class AuditResult(Result):
     `evidence` is what was certified (held-out counts of the chosen test,
     or the histogram of every output), kept so that `recertify` can certify
     it under another `Bound`; `phases` says what the audit's phases did.
-    `secondary` holds further bounds computed from the same evidence under
+    `beside` holds further bounds computed from the same evidence under
     an assumption (e.g. Gaussian DP), labelled so; they never decide the
-    verdict.
+    verdict (the name `MembershipResult` gives its bound under an
+    assumption; `secondary` is kept as an alias, and the JSON key stays
+    "secondary_bounds").
 
     It has every attribute of `Result` (`lower_bound`, `upper_bound`,
     `seconds`, `seed`, `mechanism`, `params`, `claim`, `selection`,
@@ -174,7 +176,7 @@ class AuditResult(Result):
 
     Attributes:
         test: the distinguishing test chosen on the selection draws, in words.
-        secondary: bounds under an assumption from the same evidence (never the verdict).
+        beside: bounds under an assumption from the same evidence (never the verdict).
         evidence: the held-out counts of the chosen test, or the histogram of every output.
         bound: how the evidence was certified (`Bound`).
         phases: what each phase of the audit did (pair search, selection, rounds of `trials="auto"`).
@@ -184,10 +186,15 @@ class AuditResult(Result):
     claim: Claim
     upper_bound: UpperBound
     test: str = ""
-    secondary: tuple[LowerBound, ...] = ()
+    beside: tuple[LowerBound, ...] = ()
     evidence: HeldOutCounts | OutputHistogram | None = dataclasses.field(default=None, repr=False, compare=False)
     bound: Bound | None = None
     phases: Phases | None = None
+
+    @property
+    def secondary(self) -> tuple[LowerBound, ...]:
+        """Return `beside`, by the name it had before one name served both families (an alias kept for old code)."""
+        return self.beside
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON of one audit; keys are only ever added."""
@@ -207,8 +214,8 @@ class AuditResult(Result):
             "test": self.test,
             "meaning": self.lower_bound.meaning(),
         }
-        if self.secondary:
-            out["secondary_bounds"] = [b.to_dict() for b in self.secondary]
+        if self.beside:
+            out["secondary_bounds"] = [b.to_dict() for b in self.beside]
         return {**out, **self.provenance()}
 
     def rows(self) -> list[tuple[str, str]]:
@@ -220,7 +227,7 @@ class AuditResult(Result):
             ("claim", self.claim.describe()),
             ("upper bound (theory)", upper_bound_text(ub)),
             ("lower bound (certified)", f"ε = {lb.epsilon:.4f} at confidence {lb.confidence:g} [{method}]"),
-            *[("  under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in self.secondary],
+            *[("  under an assumption", f"ε = {b.epsilon:.4f} [{b.method}: {b.assumption}]") for b in self.beside],
             ("test", self.test),
             ("observed rates", f"FPR = {fmt(lb.fpr)}, FNR = {fmt(lb.fnr)} on {held:,} "
              f"held-out trials per dataset ({lb.trials:,} drawn)"),
