@@ -28,7 +28,7 @@ from dpaudit.mechanisms.neighbours import NeighbourCheck, by_relation, declare, 
 from dpaudit.mechanisms.records import NumberRecords
 from dpaudit.validation import check_int
 
-__all__ = ["TableDomain", "worst_case_pair"]
+__all__ = ["TableDomain", "selection_pair", "worst_case_pair"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,4 +113,28 @@ def worst_case_pair(domain: TableDomain, rows: int = 10, relation: str = "add-re
     base = np.zeros((n, domain.width), dtype=np.int64)
     if relation == "replace-one":
         return base, np.vstack([base[:-1], domain.target()[None, :]])
+    return base, np.vstack([base, domain.target()[None, :]])
+
+
+def selection_pair(domain: TableDomain, rows: int = 10_000) -> tuple[np.ndarray, np.ndarray]:
+    """Return (base, base with the target added) on which the target decides which two-way marginals MST selects.
+
+    Each base record is one bit z (half the records 0, half 1) written in
+    every column j as the last category when z XOR (j mod 2) is 1, else as
+    category 0; the target is the last category in every column. Columns
+    of the same parity are equal, of different parity complementary, so the
+    target's cell of a same-parity pair holds half the base (above the
+    rows/4 that one-way marginals predict) and of a mixed pair none (below
+    it): the target raises the selection score (the L1 error of the
+    independent estimate) of every same-parity pair by one and lowers every
+    mixed pair's by one, the largest move one record makes in MST's
+    exponential mechanism (Ganev, Annamalai, Kulynych 2026 audit MST's
+    selection so). The measured cells move by one, as with `worst_case_pair`.
+    """
+    if not isinstance(domain, TableDomain):
+        raise InvalidParameterError(f"selection_pair needs a TableDomain; got {type(domain).__name__} instead.")
+    n = check_int(rows, "rows", "selection_pair", low=2)
+    z = (np.arange(n) >= n // 2).astype(np.int64)
+    bits = z[:, None] ^ (np.arange(domain.width) % 2)[None, :]
+    base = bits * (np.asarray(domain.categories, dtype=np.int64) - 1)[None, :]
     return base, np.vstack([base, domain.target()[None, :]])

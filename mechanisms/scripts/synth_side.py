@@ -26,9 +26,14 @@ and returns one release per fit:
   generator measured, read as it measured it (MST's `measure`, on the
   original and on the compressed domain, the fit stopped after its last
   measurement, since MST's final estimation is post-processing of them;
-  AIM's `LinearMeasurement`s), scored
-  for the target t: s = Σ_m y_m[cell of t] / σ_m², standardised by
-  √(Σ_m 1/σ_m²). One number per fit.
+  AIM's `LinearMeasurement`s), and MST's exponential-mechanism draws of
+  its tree. One number per fit: the log-likelihood ratio, target against
+  base, of what was drawn: Σ_m ((y_m − x0_m)·t_m − ‖t_m‖²/2)/σ_m² over the
+  measurements (x0 the base's marginal, `spec["base"]`, t the target's
+  cell), plus, for MST, each draw's c·s_k − log mean exp(c·s) (its
+  probabilities ∝ exp(c · score), s how much the target moves each
+  candidate's score, from the base alone: `_selection_signs`). It reads
+  the draws and the spec, never which dataset was fitted.
 
 Library "datasynthesizer" (release "table"): PrivBayes as its README shows
 (`_privbayes`), each fit seeded from the batch's seed (SeedSequence), or
@@ -117,17 +122,36 @@ class _Measured(Exception):
 
 
 class _Recorder:
-    """Noisy marginals as the generator measured them: (y, clique, σ, the Dataset whose domain they are on)."""
+    """What a white-box fit saw: noisy marginals (y, clique, σ, the Dataset whose domain they are on) and selections.
+
+    `selected` holds MST's exponential-mechanism draws in order: (the index drawn, the scale c of its
+    probabilities ∝ exp(c · score)).
+    """
 
     def __init__(self):
         self.measured = []
+        self.selected = []
         self.supports = None
         self.calls = 0
 
 
+def _speed_up():
+    """Make repeated fits cheaper without changing one draw: SmartNoise's `cdp_rho(ε, δ)` is computed once.
+
+    It is a deterministic binary search (0.4 s a fit), memoised in MST's module. (mbi compiles its
+    mirror-descent step afresh in every fit, its measurements baked in, so a compilation cache never hits.)
+    """
+    import functools
+
+    import snsynth.mst.mst as mst
+
+    if not hasattr(mst.cdp_rho, "cache_info"):
+        mst.cdp_rho = functools.lru_cache(maxsize=None)(mst.cdp_rho)
+
+
 def _record_mst(synth, recorder):
-    """Wrap this MST's `measure` and `transform_data` so each measurement and the compression's supports are kept."""
-    measure, transform = synth.measure, synth.transform_data
+    """Wrap this MST's `measure`, `exponential_mechanism` and `transform_data` so what they drew is kept."""
+    measure, transform, choose = synth.measure, synth.transform_data, synth.exponential_mechanism
 
     def recording_measure(data, cliques, sigma, weights=None):
         out = measure(data, cliques, sigma, weights)
@@ -137,11 +161,16 @@ def _record_mst(synth, recorder):
             raise _Measured()  # every measurement is made; the estimation after it reads only them (and the total)
         return out
 
+    def recording_choice(q, eps, sensitivity, prng=np.random, monotonic=False):
+        index = choose(q, eps, sensitivity, prng=prng, monotonic=monotonic)
+        recorder.selected.append((int(index), (1.0 if monotonic else 0.5) * eps / sensitivity))
+        return index
+
     def recording_transform(data, supports):
         recorder.supports = supports
         return transform(data, supports)
 
-    synth.measure, synth.transform_data = recording_measure, recording_transform
+    synth.measure, synth.transform_data, synth.exponential_mechanism = recording_measure, recording_transform, recording_choice
     synth.original_transform_data = transform
 
 
@@ -158,11 +187,11 @@ def _record_aim(recorder):
     return aim, original, recording
 
 
-def _target_dataset(synth, spec, domain_data):
-    """Return the target as a one-row mbi Dataset on the domain of `domain_data` (the original, or MST's compressed one)."""
+def _as_dataset(synth, spec, rows, domain_data):
+    """Return `rows` (spec codes) as an mbi Dataset on the domain of `domain_data` (the original, or MST's compressed one)."""
     from mbi import Dataset, Domain
 
-    codes = np.asarray(synth._transformer.transform(_frame([spec["target"]], spec["columns"])), dtype=np.int64)
+    codes = np.asarray(synth._transformer.transform(_frame(rows, spec["columns"])), dtype=np.int64)
     names = ["col" + str(i) for i in range(codes.shape[1])]
     original = Dataset(_frame(codes, names), Domain(names, synth._transformer.cardinality))
     if domain_data is None or domain_data.domain == original.domain:
@@ -170,18 +199,72 @@ def _target_dataset(synth, spec, domain_data):
     return synth.original_transform_data(original, synth.recorded_supports)
 
 
-def _score(synth, spec, recorder):
-    """Return Σ y[t's cell]/σ² over every recorded measurement, standardised by √(Σ 1/σ²)."""
-    total, information = 0.0, 0.0
+def _measured_llr(synth, spec, recorder):
+    """Return the log-likelihood ratio of the recorded Gaussian measurements: Σ_m (y_m − x0_m)[t]/σ_m² − ‖t‖²/(2σ_m²).
+
+    x0_m is the base dataset's marginal (`spec["base"]`, fixed before the game), t the target's cell
+    indicator; under the base each y_m is N(x0_m, σ_m²), with the target N(x0_m + t, σ_m²).
+    """
+    total, datasets = 0.0, {}
     for y, clique, sigma, data in recorder.measured:
-        cell = np.asarray(_target_dataset(synth, spec, data).project(list(clique)).datavector(), float)
-        total += float(y @ cell) / sigma**2
-        information += float(cell @ cell) / sigma**2
-    return total / np.sqrt(information) if information > 0 else 0.0
+        if id(data) not in datasets:  # one transform per domain (the original, MST's compressed one), not per marginal
+            datasets[id(data)] = [_as_dataset(synth, spec, rows, data) for rows in ([spec["target"]], spec["base"])]
+        cell, base = (np.asarray(d.project(list(clique)).datavector(), float) for d in datasets[id(data)])
+        total += float((y - base) @ cell - 0.5 * cell @ cell) / sigma**2
+    return total
+
+
+def _selection_signs(spec):
+    """Return, per pair of columns (i < j), how much the target moves MST's selection score of the pair.
+
+    MST scores a pair by the L1 error ‖x − x̂‖₁ of its two-way marginal against the estimate from the
+    one-way measurements; the target adds one to x at its cell t, which moves the error by
+    clip(1 + 2(x0[t] − x̂[t]), −1, 1). x̂[t] is taken as n·p_i(t_i)·p_j(t_j), the independent estimate
+    of the base's own marginals (fixed before the game; MST's x̂ is that up to its noise).
+    """
+    import itertools
+
+    base, target = np.asarray(spec["base"], dtype=np.int64), np.asarray(spec["target"], dtype=np.int64)
+    hits = base == target[None, :]
+    n, signs = max(len(base), 1), {}
+    for i, j in itertools.combinations(range(len(target)), 2):
+        x0 = float(np.sum(hits[:, i] & hits[:, j]))
+        estimate = n * hits[:, i].mean() * hits[:, j].mean() if len(base) else 0.0
+        signs[i, j] = float(np.clip(1.0 + 2.0 * (x0 - estimate), -1.0, 1.0))
+    return signs
+
+
+def _selected_llr(spec, recorder):
+    """Return the log-likelihood ratio of MST's recorded selections (target against base), step by step.
+
+    MST draws a spanning tree one edge at a time among the pairs not yet connected (in the order of
+    itertools.combinations), with probabilities ∝ exp(c · score). The scores of the two hypotheses
+    differ by `_selection_signs` and are otherwise taken as equal, so a draw of index k contributes
+    c·s_k − log mean exp(c·s) over that step's candidates. Reads only the draws and the spec.
+    """
+    from scipy.special import logsumexp
+
+    signs, parent, total = _selection_signs(spec), list(range(len(spec["target"]))), 0.0
+
+    def root(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for index, scale in recorder.selected:
+        candidates = [e for e in signs if root(e[0]) != root(e[1])]
+        s = scale * np.array([signs[e] for e in candidates])
+        total += float(s[index] - logsumexp(s) + np.log(len(s)))
+        i, j = candidates[index]
+        parent[root(j)] = root(i)
+    return total
 
 
 def _measurements(spec, frame):
-    """Return the white-box score of one fresh fit on `frame` (MST or AIM): its measurements, read as it made them."""
+    """Return the white-box score of one fresh fit on `frame` (MST or AIM): the log-likelihood ratio of what it drew.
+
+    MST: its measurements and its selections (`_measured_llr` + `_selected_llr`); AIM: its measurements.
+    """
     from snsynth import Synthesizer
 
     recorder = _Recorder()
@@ -200,7 +283,7 @@ def _measurements(spec, frame):
             synth.fit(frame, transformer=_transformer(spec))
         finally:
             aim.LinearMeasurement = original
-    return _score(synth, spec, recorder)
+    return _measured_llr(synth, spec, recorder) + _selected_llr(spec, recorder)
 
 
 def _privbayes(spec, frame, seed):
@@ -246,6 +329,7 @@ def serve(data, size, seed):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if release == "measurements":
+            _speed_up()
             return np.array([_measurements(spec, frame) for _ in range(size)], dtype=np.float64)
         if spec.get("library") == "datasynthesizer":
             seeds = np.random.SeedSequence(seed).generate_state(size)

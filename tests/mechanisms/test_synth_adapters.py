@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms import get_mechanism, list_mechanisms
 from dpaudit.mechanisms.base import not_neighbours
 from dpaudit.mechanisms.table_features import feature_names
@@ -35,11 +36,20 @@ def test_mst_claims_its_parameters_and_releases_the_target_features_of_each_tabl
 
 
 @pytest.mark.libraries
-def test_mst_white_box_releases_one_standardised_score_per_fit():
-    mech = get_mechanism("synth_mst_white_box", epsilon=1.0, delta=1e-2)
-    out = mech.sample(mech.default_pair[0], 3, np.random.default_rng(0))
+def test_mst_white_box_releases_one_log_likelihood_ratio_per_fit_on_the_selection_pair():
+    mech = get_mechanism("synth_mst_white_box", epsilon=1.0, delta=1e-2, rows=200)
+    d0, d1 = mech.default_pair
+    assert not_neighbours(mech, d0, d1) is None and len(d1) == 201 and mech.params["dataset"] == "selection"
+    out = mech.sample(d0, 3, np.random.default_rng(0))
     assert out.shape == (3,) and np.all(np.isfinite(out)) and np.all(np.abs(out) < 10)
     assert mech.params["threat_model"].startswith("white-box")
+
+
+def test_mst_white_box_refuses_an_unknown_dataset_in_one_sentence(tmp_path, monkeypatch):
+    monkeypatch.setenv("DPAUDIT_CACHE_DIR", str(tmp_path))
+    with pytest.raises(InvalidParameterError, match="'dataset' parameter of synth_mst_white_box must be one of selection, outlier"):
+        get_mechanism("synth_mst_white_box", dataset="random")
+    assert not any(tmp_path.iterdir())
 
 
 @pytest.mark.libraries

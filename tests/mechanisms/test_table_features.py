@@ -9,7 +9,7 @@ from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms import blackbox
 from dpaudit.mechanisms.base import check_pair
 from dpaudit.mechanisms.table_features import TableFeatures, feature_names, table_features, tabulate
-from dpaudit.mechanisms.worst_case_tables import TableDomain, worst_case_pair
+from dpaudit.mechanisms.worst_case_tables import TableDomain, selection_pair, worst_case_pair
 
 TABLE = np.array([[1, 1, 1], [1, 1, 0], [0, 0, 0], [1, 0, 1], [2, 1, 1]])
 
@@ -81,3 +81,16 @@ def test_the_replace_one_worst_case_pair_replaces_a_base_record_by_the_target():
                d0, d1)
     with pytest.raises(InvalidParameterError, match="'add-remove' or 'replace-one'"):
         worst_case_pair(domain, 4, relation="swap")
+
+
+def test_the_selection_pair_puts_the_target_s_cell_above_the_independent_estimate_for_same_parity_columns_only():
+    domain = TableDomain.uniform(4, 3)
+    d0, d1 = selection_pair(domain, 9)
+    assert len(d1) == 10 and np.array_equal(d1[-1], [2, 2, 2, 2]) and np.array_equal(d0, d1[:-1])
+    check_pair(blackbox(lambda d, rng: 0.0, epsilon=1.0, neighbours=domain.neighbours()), d0, d1)
+    hits = d0 == domain.target()
+    for i, j in [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]:
+        cell, independent = np.sum(hits[:, i] & hits[:, j]), len(d0) * hits[:, i].mean() * hits[:, j].mean()
+        assert (cell >= independent + 1) if (i - j) % 2 == 0 else (cell + 1 <= independent)
+    with pytest.raises(InvalidParameterError, match="TableDomain"):
+        selection_pair((4, 2), 10)
