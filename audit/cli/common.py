@@ -49,15 +49,23 @@ class LazyChoices(Sequence):
     argparse reads choices only to check a value given on the command line
     or to write an error listing them (give the flag a `metavar`, so that
     building the parser does not read them either); until then the home
-    module, often a heavy one, is not imported.
+    module, often a heavy one, is not imported. `describe` names a function
+    of the home module that returns them in words, for a help that says
+    `%(choices)s` (read only when that help is printed).
     """
 
-    def __init__(self, module: str, attribute: str) -> None:
-        self.module, self.attribute = module, attribute
+    def __init__(self, module: str, attribute: str, describe: str | None = None) -> None:
+        self.module, self.attribute, self.describe = module, attribute, describe
 
     def values(self) -> tuple[str, ...]:
         """Return the choices, importing their home module."""
         return tuple(getattr(importlib.import_module(self.module), self.attribute))
+
+    def described(self) -> str:
+        """Return the choices in words: the home's `describe` function, else their names joined by commas."""
+        if self.describe is None:
+            return ", ".join(self.values())
+        return getattr(importlib.import_module(self.module), self.describe)()
 
     def __contains__(self, value: object) -> bool:
         return value in self.values()
@@ -73,11 +81,14 @@ class LazyChoices(Sequence):
 
 
 class HelpFormatter(argparse.HelpFormatter):
-    """argparse's help layout, except that writing a flag's help never reads its `LazyChoices` (name them in the help)."""
+    """argparse's help layout, except that a flag's `LazyChoices` are read only to print a help that says `%(choices)s`
+    (as `LazyChoices.described()`), so that the help of a subcommand loads no home module its flags do not name."""
 
     def _expand_help(self, action: argparse.Action) -> str:
         if isinstance(action.choices, LazyChoices):
             action = copy.copy(action)
+            if action.help and "%(choices)s" in action.help:
+                action.help = action.help.replace("%(choices)s", action.choices.described().replace("%", "%%"))
             action.choices = None
         return super()._expand_help(action)
 
@@ -85,8 +96,9 @@ class HelpFormatter(argparse.HelpFormatter):
 RELATIONS = ("add-remove", "replace-one")
 """The values of --relation: those of `dpaudit.mechanisms.base.Relation` (a test checks that they agree)."""
 
-ESTIMATORS = LazyChoices("dpaudit.audit.estimators.certify", "MEMBERSHIP_ESTIMATORS")
-"""The four estimator names of membership scores (`dpaudit.audit.estimators.certify.MEMBERSHIP_ESTIMATORS`)."""
+ESTIMATORS = LazyChoices("dpaudit.audit.estimators.certify", "MEMBERSHIP_ESTIMATORS", "describe_estimators")
+"""The estimator names of membership scores (`dpaudit.audit.estimators.certify.MEMBERSHIP_ESTIMATORS`), described
+by `describe_estimators` in the help."""
 
 
 # ---- mechanism resolution and --param
@@ -369,9 +381,7 @@ def add_confidence(parser: Container) -> None:
 
 def add_bound_arguments(parser: Container) -> None:
     """Add how a membership game is certified: --estimator, --confidence, --at-delta."""
-    parser.add_argument("--estimator", choices=ESTIMATORS, metavar="NAME",
-                        help="threshold or gdp (multi-run; default threshold), one-run or one-run-fdp "
-                             "(one-run; default one-run); gdp and one-run-fdp assume a Gaussian trade-off")
+    parser.add_argument("--estimator", choices=ESTIMATORS, metavar="NAME", help="%(choices)s")
     add_confidence(parser)
     parser.add_argument("--at-delta", type=float, metavar="DELTA",
                         help="δ of the lower bound (default: the claim's δ)")

@@ -33,7 +33,8 @@ from dpaudit.audit.estimators.thresholds import BestOf, ThresholdStrategy, thres
 from dpaudit.errors import InvalidParameterError
 from dpaudit.validation import check_delta, check_probability_open
 
-__all__ = ["ESTIMATORS", "MEMBERSHIP_ESTIMATORS", "Bound", "Estimator", "bounds_beside", "certify", "certify_best", "estimators_of"]
+__all__ = ["ESTIMATORS", "MEMBERSHIP_ESTIMATORS", "Bound", "Estimator", "bounds_beside", "certify", "certify_best",
+           "describe_estimators", "estimators_of"]
 
 Evidence = Union[Observations, HeldOutCounts, OutputHistogram]
 Estimate = Callable[[Any, Game, "Bound", float, np.random.Generator], LowerBound]
@@ -104,6 +105,16 @@ def estimators_of(game: Game | type, evidence: type = Observations) -> tuple[str
     """Return the names of the estimators that certify `evidence` of `game` (an instance or class), the default first."""
     kind = game if isinstance(game, type) else type(game)
     return tuple(name for (held, name), spec in ESTIMATORS.items() if held is evidence and spec.game is kind)
+
+
+def describe_estimators(evidence: type = Observations) -> str:
+    """Return the estimators of `evidence` in words, from `ESTIMATORS`: by game, its default, those that assume a
+    Gaussian trade-off (the CLI's --estimator help and the CLI reference read it, so neither goes stale)."""
+    games = dict.fromkeys(spec.game for (held, _), spec in ESTIMATORS.items() if held is evidence)
+    parts = [f"{' or '.join(names)} ({game.name}; default {names[0]})"
+             for game in games for names in [estimators_of(game, evidence)]]
+    gaussian = [name for (held, name), spec in ESTIMATORS.items() if held is evidence and spec.gaussian]
+    return ", ".join(parts) + (f"; {' and '.join(gaussian)} assume a Gaussian trade-off" if gaussian else "")
 
 
 @dataclasses.dataclass(frozen=True)

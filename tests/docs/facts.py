@@ -1,11 +1,13 @@
-"""Counts the pages state about the registry, read from the registry: `<!-- fact: NAME -->N<!-- /fact -->` in a page.
+"""Counts and lists the pages state about the registries, read from them: `<!-- fact: NAME -->N<!-- /fact -->` in a page.
 
-A fact's NAME is one group or several joined by `+`: `builtins` (the
+A count's NAME is one group or several joined by `+`: `builtins` (the
 built-ins and transforms), `correct` and `buggy` (those of them expected
 consistent or a violation), or an adapter module's name (`diffprivlib`,
-`opendp`, `pydp`, ...: the mechanisms it registers here). The tests fail
-when a page shows another number (`test_pages.py`); `python
-tests/docs/facts.py --write` rewrites every marked number from the registry.
+`opendp`, `pydp`, ...: the mechanisms it registers here). A list's NAME is
+one of LISTS: `estimators` (the membership estimators by game, their
+defaults and assumptions, from `certify.ESTIMATORS`). The tests fail when a
+page shows another number or list (`test_pages.py`); `python
+tests/docs/facts.py --write` rewrites every marked fact from the registries.
 Measured results (how many an audit flagged) are not facts: they are
 re-run, not rewritten.
 """
@@ -18,7 +20,17 @@ import re
 
 from documented import pages
 
-FACT = re.compile(r"(<!-- fact: (?P<name>[\w+-]+) -->)(?P<shown>[\d,]*)(<!-- /fact -->)")
+FACT = re.compile(r"(<!-- fact: (?P<name>[\w+-]+) -->)(?P<shown>[^<]*)(<!-- /fact -->)")
+
+
+def _estimators() -> str:
+    from dpaudit.audit.estimators.certify import describe_estimators
+
+    return describe_estimators()
+
+
+LISTS = {"estimators": _estimators}
+"""The listed facts, by name: each a function returning the text a page shows (Markdown)."""
 
 
 def groups() -> dict[str, int]:
@@ -37,28 +49,35 @@ def groups() -> dict[str, int]:
     return dict(counts)
 
 
-def value(name: str, known: dict[str, int]) -> int:
-    """Return the fact `name`: the sum of its groups (a group this environment lacks counts 0)."""
+def value(name: str, known: dict[str, int]) -> int | str:
+    """Return the fact `name`: a list's text (LISTS), else the sum of its groups (a group this environment lacks counts 0)."""
+    if name in LISTS:
+        return LISTS[name]()
     return sum(known.get(part, 0) for part in name.split("+"))
 
 
+def shown(fact: int | str) -> str:
+    """Return the fact as a page shows it: a count with thousands separators, a list as it is."""
+    return fact if isinstance(fact, str) else f"{fact:,}"
+
+
 def stale() -> list[str]:
-    """Return one line per marked number that differs from the registry: page, fact, shown, actual."""
+    """Return one line per marked fact that differs from the registries: page, fact, shown, actual."""
     known, found = groups(), []
     for page in pages():
         for match in FACT.finditer(page.read_text(encoding="utf-8")):
             actual = value(match["name"], known)
-            if match["shown"].replace(",", "") != str(actual):
+            if match["shown"] != shown(actual):
                 found.append(f"{page.name}: {match['name']} shows {match['shown']!r}, the registry has {actual}")
     return found
 
 
 def write() -> int:
-    """Rewrite every marked number from the registry; return how many changed."""
+    """Rewrite every marked fact from the registries; return how many pages changed."""
     known, changed = groups(), 0
     for page in pages():
         text = page.read_text(encoding="utf-8")
-        new = FACT.sub(lambda m: f"{m[1]}{value(m['name'], known):,}{m[4]}", text)
+        new = FACT.sub(lambda m: f"{m[1]}{shown(value(m['name'], known))}{m[4]}", text)
         if new != text:
             page.write_text(new, encoding="utf-8")
             changed += 1

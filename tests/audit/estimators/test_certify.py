@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from dpaudit.attacks.games import MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.estimators.certify import MEMBERSHIP_ESTIMATORS, Bound, certify, certify_best, estimators_of
+from dpaudit.audit.estimators.certify import ESTIMATORS, MEMBERSHIP_ESTIMATORS, Bound, certify, certify_best, estimators_of
 from dpaudit.audit.estimators.gdp import gdp_lower_bound
 from dpaudit.audit.estimators.one_run.binomial import one_run_lower_bound
 from dpaudit.audit.estimators.one_run.fdp import one_run_fdp_lower_bound
@@ -22,11 +22,13 @@ def _scores(m: int, mu: float) -> Observations:
 
 
 def test_each_game_has_its_estimators_with_the_assumption_free_one_first():
-    assert estimators_of(MultiRun) == ("threshold", "gdp")
-    assert estimators_of(OneRun(10)) == ("one-run", "one-run-fdp")
+    for game in (MultiRun(), OneRun(10)):
+        names = estimators_of(game)
+        assert names and all(ESTIMATORS[(Observations, name)].game is type(game) for name in names)
+        assert not ESTIMATORS[(Observations, names[0])].gaussian
+        assert Bound().estimator_for(game, 0.0) == names[0]
+    assert estimators_of(MultiRun)[:2] == ("threshold", "gdp") and estimators_of(OneRun)[:2] == ("one-run", "one-run-fdp")
     assert set(estimators_of(MultiRun)) | set(estimators_of(OneRun)) == set(MEMBERSHIP_ESTIMATORS)
-    assert Bound().estimator_for(MultiRun(), 0.0) == "threshold"
-    assert Bound().estimator_for(OneRun(), 0.0) == "one-run"
 
 
 @pytest.mark.parametrize(("game", "bound", "estimator", "keywords"), [
@@ -57,7 +59,7 @@ def test_an_estimator_that_cannot_certify_the_game_is_one_sentence(game, bound, 
 
 
 @pytest.mark.parametrize(("make", "message"), [
-    (lambda: Bound("oracle"), "estimator must be one of bands, gdp, held-out, one-run, one-run-fdp, threshold"),
+    (lambda: Bound("oracle"), f"estimator must be one of {', '.join(sorted({name for _, name in ESTIMATORS}))}"),
     (lambda: Bound(confidence=1.0), "'confidence' parameter of Bound"),
     (lambda: Bound(delta=1.5), "'delta' parameter of Bound"),
 ])
