@@ -19,9 +19,10 @@ from dpaudit.attacks.dpsgd.audit_datasets import ADVERSARIAL, AUTO, BATCH_ADVERS
 from dpaudit.attacks.dpsgd.canaries import CRAFTED, DIRAC, QUIET
 from dpaudit.attacks.dpsgd.game import DPAUDIT, PROBE_STREAM
 from dpaudit.attacks.dpsgd.scores import LOSS, THREATS, WHITE_BOX
-from dpaudit.attacks.games import MIN_RUNS, TRAINING_RUNS, Game, MultiRun, OneRun
+from dpaudit.attacks.games import MIN_RUNS, SEQUENTIAL, TRAINING_RUNS, Game, MultiRun, OneRun
 from dpaudit.audit.audits.dpsgd_attack import DPSGDAttack
-from dpaudit.audit.audits.membership import run_membership_audit
+from dpaudit.audit.audits.membership import run_membership_audit, seed_streams
+from dpaudit.audit.audits.sequential_runs import check_sequential_bound, play_sequentially
 from dpaudit.audit.audits.subject import Subject
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.results.result import MembershipResult
@@ -54,7 +55,7 @@ def audit_dpsgd(
     dirac_target: str = QUIET,
     threat: str = WHITE_BOX,
     scorer: str = LOSS,
-    runs: int | None = None,
+    runs: int | str | None = None,
     dataset: str | int = AUTO,
     execution: Execution = Execution(),
     seed: int = 0,
@@ -66,8 +67,9 @@ def audit_dpsgd(
         target: "dpaudit" (this package's trainer, `config.bug` included), "opacus", or a
             `DPSGDTarget` (a `UserTrainer` wrapping your own training function, a `BuiltinTarget`).
         game: `MultiRun(runs)` (default TRAINING_RUNS, 200 runs, half of them, by a seeded
-            permutation, with the canary) or `OneRun(canaries)` (one run, each
-            canary in with probability ½).
+            permutation, with the canary), `MultiRun(runs, sequential=True)` (at most `runs` runs, in
+            epochs, stopping at a certified violation or when the claim is out of reach: `sequential_runs`)
+            or `OneRun(canaries)` (one run, each canary in with probability ½).
         bound: how the scores are certified (estimator, confidence, δ: default the claim's).
         canary: "auto" (the default: "dirac" where gradient canaries can enter the runs, as in dpaudit's trainer,
             Opacus and a loop with the hook, else "crafted"), "dirac" (gradient-space), "crafted" or "mislabelled"
@@ -75,7 +77,7 @@ def audit_dpsgd(
         dirac_target: Dirac coordinates: "quiet" (least touched at θ₀) or "bias".
         threat: "white-box" (every iterate) or "black-box" (final parameters).
         scorer: black-box score of input canaries: "loss" or "loss-difference".
-        runs: shorthand for `game=MultiRun(runs)`.
+        runs: shorthand for `game=MultiRun(runs)`; "sequential" for `game=MultiRun(TRAINING_RUNS, sequential=True)`.
         dataset: what a user's loop trains on besides the canaries: "auto" (the default: the
             canaries alone, a few rows, both adversarial datasets and your data are screened on runs
             of their own, and the best is audited), "user" (your data), an int k (k of your rows,
@@ -108,6 +110,8 @@ def audit_dpsgd(
     owner = "audit_dpsgd"
     config = config or DPSGDConfig()
     game = _game(game, runs, owner)
+    if isinstance(game, MultiRun) and game.sequential:
+        check_sequential_bound(bound)  # before any training run
     trained = resolve_target(target, config)
     _check_choices(trained, threat)
     dataset = _dataset(dataset, trained, game, owner)
@@ -116,14 +120,31 @@ def audit_dpsgd(
     event = trained.event
     subject = Subject(trained.name, trained.params, trained.claim,
                       lambda delta: None if event is None else upper_bound(event, delta=delta))
+    if isinstance(game, MultiRun) and game.sequential:
+        return _sequentially(attack, game, bound, seed, subject, execution)
     return run_membership_audit(owner=owner, game=game, bound=bound, seed=seed, subject=subject,
                                 play=functools.partial(attack.play, game, execution), beside=BESIDE)
 
 
-def _game(game: Game | None, runs: int | None, owner: str) -> Game:
-    """Return the game: `game`, or `MultiRun(runs)` for the `runs` shorthand (default TRAINING_RUNS)."""
+def _sequentially(attack: DPSGDAttack, game: MultiRun, bound: Bound, seed: int, subject: Subject,
+                  execution: Execution) -> MembershipResult:
+    """Return the sequential game's result (`sequential_runs`): canaries, dataset and every membership fixed first,
+    from the same streams as the fixed game's; each finished run kept in the run store."""
+    check_sequential_bound(bound)
+    seed = check_int(seed, "seed", "audit_dpsgd", low=0)
+    data_rng, game_rng, _ = seed_streams(seed)
+    batches, scorer, facts = attack.batches(game, execution, data_rng, game_rng)
+    return play_sequentially(owner="audit_dpsgd", game=game, bound=bound, seed=seed, subject=subject, play=batches.play,
+                             scorer=lambda: scorer, attack=facts, progress=execution.progress, store=batches.store)
+
+
+def _game(game: Game | None, runs: int | str | None, owner: str) -> Game:
+    """Return the game: `game`, or `MultiRun(runs)` for the `runs` shorthand (default TRAINING_RUNS; "sequential":
+    `MultiRun(TRAINING_RUNS, sequential=True)`)."""
     if game is not None and runs is not None:
         raise InvalidParameterError(f"Pass either 'game' or its shorthand 'runs' to {owner}, not both.")
+    if runs == SEQUENTIAL:
+        game = MultiRun(TRAINING_RUNS, sequential=True)
     game = MultiRun(TRAINING_RUNS if runs is None else runs) if game is None else game
     if isinstance(game, MultiRun):
         check_int(game.runs, "runs", owner, low=MIN_RUNS)

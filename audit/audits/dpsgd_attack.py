@@ -17,6 +17,7 @@ import numpy as np
 from dpaudit.attacks.dpsgd.audit_datasets import AUTO, AuditDataset, candidate_datasets, user_dataset
 from dpaudit.attacks.dpsgd.canaries import DIRAC, DPSGDCanaries, make_canaries
 from dpaudit.attacks.dpsgd.game import DPSGDGame, resolve_trainer
+from dpaudit.attacks.dpsgd.run_batches import RunBatches
 from dpaudit.attacks.dpsgd.runs import multi_run, one_run
 from dpaudit.attacks.dpsgd.scores import WHITE_BOX
 from dpaudit.attacks.games import Game, MultiRun, OneRun
@@ -60,11 +61,29 @@ class DPSGDAttack:
             obs = one_run(played, m, game_rng, self.seed, store)
         else:
             obs = multi_run(played, game.runs, game_rng, self.seed, store, execution)
-        attack = {"target": self.target.label, "threat": self.threat, "canary": made.kind, "training_rows": data.rows,
-                  **trained_on, **_magnitudes(made), **self.target.facts}
-        kind = made.kind
-        name = f"{self.threat} {kind}" + (f" ({self.scorer})" if self.threat != WHITE_BOX and kind != DIRAC else "")
-        return Played(obs, name, attack, store)
+        return Played(obs, self._scorer_name(made), self._facts(made, data, trained_on), store)
+
+    def _scorer_name(self, made: DPSGDCanaries) -> str:
+        """Return the score played, in words: the threat, the canary kind, and a black-box score of input canaries."""
+        return f"{self.threat} {made.kind}" + (f" ({self.scorer})" if self.threat != WHITE_BOX and made.kind != DIRAC else "")
+
+    def _facts(self, made: DPSGDCanaries, data: Any, trained_on: dict[str, Any]) -> dict[str, Any]:
+        """Return the attack's facts for the result: target, threat, canary, training rows, dataset and magnitudes."""
+        return {"target": self.target.label, "threat": self.threat, "canary": made.kind, "training_rows": data.rows,
+                **trained_on, **_magnitudes(made), **self.target.facts}
+
+    def batches(self, game: MultiRun, execution: Execution, data_rng: np.random.Generator,
+                game_rng: np.random.Generator) -> tuple[RunBatches, str, dict[str, Any]]:
+        """Return the runs of a sequential multi-run `game` as batches to play, the scorer's name and the attack's facts.
+
+        Canaries, dataset and the memberships of all `game.runs` runs are fixed here, before any run of the game.
+        """
+        runner, theta0, made, trained_on = self._setup(game, 1, execution, data_rng, game_rng)
+        played = DPSGDGame(self.config, runner, made, theta0, self.threat, self.scorer)
+        data = resolve_trainer(self.config, runner).data
+        store = execution.run_store(self._fingerprinted(execution, game, 1, made, data, bool(trained_on)))
+        batches = RunBatches.draw(played, game.runs, game_rng, self.seed, store, execution)
+        return batches, self._scorer_name(made), self._facts(made, data, trained_on)
 
     def _setup(self, game: Game, m: int, execution: Execution, data_rng: np.random.Generator,
                game_rng: np.random.Generator) -> tuple[Any, np.ndarray | None, DPSGDCanaries, dict[str, Any]]:

@@ -1,7 +1,7 @@
 """`MultiRun(runs, sequential=True)`: a multi-run membership game that looks at its bound as runs come in and stops when decided.
 
-The runs are played in epochs planned before any run: FIRST_EPOCH runs,
-then EPOCH_GROWTH times more each, and a last epoch with the rest of the
+The runs are played in epochs planned before any run: FIRST_EPOCH runs
+(fewer for a budget under 500), then EPOCH_GROWTH times more each, and a last epoch with the rest of the
 budget. Each epoch plays SELECTION of its runs first and fixes a threshold
 test on them alone (`sequential_threshold.choose_test`: direction and
 threshold), then plays the rest in batches of growing size; after each
@@ -46,10 +46,12 @@ from dpaudit.audit.results.result import MembershipResult, refutes
 from dpaudit.errors import InvalidParameterError
 from dpaudit.execution.interrupted import Interrupted
 from dpaudit.execution.progress import progress_of
+from dpaudit.execution.run_store import RunStore
 
 __all__ = ["FIRST_EPOCH", "METHOD", "check_sequential_bound", "planned_epochs", "play_sequentially"]
 
 FIRST_EPOCH = 100
+SMALLEST_EPOCH = 40
 EPOCH_GROWTH = 4
 FINAL_SHARE = 0.5
 SELECTION = 0.25
@@ -57,13 +59,18 @@ FIRST_LOOK = 16
 LOOK_GROWTH = 1.5
 METHOD = "beta-binomial mixture confidence sequences"
 
-Play = Callable[[int, int], Observations]
+Play = Callable[[int, int], "Observations | tuple[Observations, ...]"]
+"""`play(start, count)`: the scores and truth of runs start … start + count − 1 (one `Observations` per arm of a ladder)."""
 
 
 def planned_epochs(max_runs: int) -> list[int]:
-    """Return the epochs' runs: FIRST_EPOCH·4^k while the rest still exceeds 4 times the next, then the rest."""
+    """Return the epochs' runs: f·4^k while the rest still exceeds 4 times the next, then the rest.
+
+    f is FIRST_EPOCH, or a fifth of a smaller budget (at least SMALLEST_EPOCH),
+    so that a budget of a few hundred training runs still looks early.
+    """
     sizes: list[int] = []
-    size = FIRST_EPOCH
+    size = min(FIRST_EPOCH, max(max_runs // (EPOCH_GROWTH + 1), SMALLEST_EPOCH))
     while sum(sizes) + size + EPOCH_GROWTH * size <= max_runs:
         sizes.append(size)
         size *= EPOCH_GROWTH
@@ -109,7 +116,7 @@ class _Epoch:
     counts: tuple[int, int, int, int] = (0, 0, 0, 0)
     epsilon: float = 0.0
 
-    def add(self, obs: Observations, delta: float) -> None:
+    def add(self, obs: Observations | tuple[Observations, ...], delta: float) -> None:
         """Count a batch of judged runs at the fixed test; update the sequences and the epoch's best bound."""
         fp, n0, fn, n1 = self.test.errors(obs)
         self.counts = tuple(a + b for a, b in zip(self.counts, (fp, n0, fn, n1)))  # type: ignore[assignment]
@@ -135,7 +142,7 @@ class _Game:
         self.beta, self.delta, self.subject = beta, delta, subject
         self.bar, self.drawn, self.epochs, self.stopped = bar, 0, [], "budget of runs"
 
-    def _runs(self, count: int) -> Observations:
+    def _runs(self, count: int) -> Observations | tuple[Observations, ...]:
         """Return the next `count` runs' scores and truth, counting them."""
         obs = self.play(self.drawn, count)
         self.drawn += count
@@ -198,7 +205,7 @@ class _Game:
         best = self.best()
         fp, n0, fn, n1 = best.counts
         s = best.sequences
-        details = {"test": best.test.describe(), "direction": best.test.direction, "false_positives": fp,
+        details = {"test": best.test.describe(), "direction": best.test.direction, "arm": best.test.arm, "false_positives": fp,
                    "out_runs": n0, "false_negatives": fn, "in_runs": n1, "fpr_upper": s.fpr.upper,
                    "fnr_upper": s.fnr.upper, "epoch_share_of_beta": best.share}
         return LowerBound(epsilon=best.epsilon, confidence=1.0 - self.beta, method=METHOD, delta=self.delta,
@@ -212,11 +219,13 @@ class _Game:
 
 
 def play_sequentially(*, owner: str, game: MultiRun, bound: Bound, seed: int, subject: Subject, play: Play,
-                      scorer: Callable[[], str], attack: dict[str, Any], progress: Any = False) -> MembershipResult:
+                      scorer: Callable[[], str], attack: dict[str, Any], progress: Any = False,
+                      store: RunStore | None = None) -> MembershipResult:
     """Return the sequential game's result (module docstring): its bound holds at confidence 1 − β whenever it stopped.
 
     `play(start, count)` plays runs start … start + count − 1; `scorer()`
-    names the score once runs are played. The result
+    names the score once runs are played; `store`, the run store that keeps
+    the runs, also gets the result's JSON. The result
     keeps no scores to certify again (`observations` is None): a bound on
     runs whose number depended on them would not be a fixed-sample bound.
 
@@ -245,5 +254,8 @@ def play_sequentially(*, owner: str, game: MultiRun, bound: Bound, seed: int, su
             g.run()
         except KeyboardInterrupt:
             partial = result(g, interrupted=True) if any(e.judged for e in g.epochs) else None
-            raise Interrupted(partial, done=g.drawn, total=game.runs) from None
-    return result(g)
+            raise Interrupted(partial, done=g.drawn, total=game.runs, store=store.path if store else None) from None
+    final = result(g)
+    if store:
+        store.write_result(final.to_dict())
+    return final

@@ -29,6 +29,7 @@ from dpaudit.audit.cli.common import (
     game_and_bound,
     load_attribute,
     progress_wanted,
+    show,
     user_output_to_stderr,
 )
 from dpaudit.mechanisms.dpsgd.config import BATCHINGS, BUGS, DPSGDConfig
@@ -68,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     except Interrupted as stop:
         where = f"; they are saved in {stop.store}, rerun with --resume" if stop.store else " (pass --store to keep runs)"
         print(f"dpaudit: interrupted after {stop.done} of {stop.total} training runs{where}.", file=sys.stderr)
+        if stop.partial is not None:  # a sequential game's bound, valid at any stopping time
+            show(stop.partial, args.json)
         return 130
     return emit(result, args)
 

@@ -77,7 +77,7 @@ def test_a_correct_mechanism_stops_once_the_claim_is_out_of_reach_and_the_json_l
 
 def test_the_epochs_and_looks_are_planned_within_the_budget():
     assert planned_epochs(10_000) == [100, 400, 1600, 7900]
-    assert planned_epochs(200) == [200]
+    assert planned_epochs(200) == [40, 160] and planned_epochs(60) == [60]
     assert look_sizes(150) == [16, 24, 36, 54, 20] and look_sizes(7) == [7]
     assert all(size >= 16 for size in look_sizes(10_000)) and sum(look_sizes(10_000)) == 10_000
 
