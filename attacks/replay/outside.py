@@ -8,7 +8,9 @@ through it `secrets`, `random.SystemRandom`, `uuid.uuid4` and an unseeded
 `np.random.default_rng()`: counted by patching the two names they call for
 the run's duration), and torch's default generator when torch is loaded.
 A draw from a generator the mechanism seeds itself with a constant is not
-random and is not seen.
+random and is not seen. A sampler that draws where no watch reaches (a
+library's noise drawn in Rust or C from the system's entropy) says so in
+its `not_replayable` attribute, and `declared_unreplayable` refuses it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 from dpaudit.errors import InvalidParameterError
 
-__all__ = ["NotReplayable", "not_replayable", "watching"]
+__all__ = ["NotReplayable", "declared_unreplayable", "not_replayable", "watching"]
 
 
 class NotReplayable(InvalidParameterError):
@@ -77,3 +79,11 @@ def not_replayable(name: str, sources: list[str]) -> NotReplayable:
         f"Mechanism '{name}' draws from {' and '.join(dict.fromkeys(sources))}, which a replay does not record: its noise "
         "cannot be replayed on a neighbour; draw every random number from the rng it is given, or audit it with audit_mechanism."
     )
+
+
+def declared_unreplayable(name: str, sampler: Any) -> None:
+    """Raise `NotReplayable` in one sentence when the sampler declares (`not_replayable`) why its draws cannot be replayed."""
+    why = getattr(sampler, "not_replayable", None)
+    if why:
+        raise NotReplayable(f"Mechanism '{name}' cannot be replayed: {why}; audit it with audit_mechanism "
+                            "(dpaudit audit), which needs no replay.")

@@ -5,7 +5,10 @@ the findings (`Divergence`, `Sensitivity`, `DataDerivedShape`). It calls
 the mechanism's sampler for one output on each dataset (a fresh copy of
 each), inside `watching()`: a run that draws from a source the replay does
 not record raises `NotReplayable`, naming it, since a replay of part of the
-noise would read a move of the unrecorded noise as a move of the data.
+noise would read a move of the unrecorded noise as a move of the data. A
+library adapter that replays in its own environment (`replays_elsewhere`)
+is replayed there, at the library's one interception point, and its
+record compared the same way.
 """
 
 from __future__ import annotations
@@ -16,17 +19,17 @@ from typing import Any
 
 import numpy as np
 from dpaudit.attacks.replay.draws import Draw
+from dpaudit.attacks.replay.elsewhere import recorded_elsewhere, replays_elsewhere
 from dpaudit.attacks.replay.findings import DataDerivedShape, Divergence, Finding, Sensitivity
 from dpaudit.attacks.replay.generators import Recording, Replaying
 from dpaudit.attacks.replay.noise_shift import argument_shifts, priced, release_shifts
-from dpaudit.attacks.replay.outside import not_replayable, watching
+from dpaudit.attacks.replay.outside import declared_unreplayable, not_replayable, watching
 from dpaudit.attacks.replay.releases import numbers, signature
 from dpaudit.errors import MechanismError
 from dpaudit.mechanisms.base import Mechanism, fresh_copy
 
 __all__ = ["Replay", "replay_pair"]
 
-_FAILED = object()
 MOVED = 16
 """A sensitivity names at most this many entries of the release that moved, largest move first."""
 
@@ -68,8 +71,14 @@ def replay_pair(mech: Mechanism, d0: Any, d1: Any, *, seed: np.random.SeedSequen
 
     Raises:
         MechanismError: when the mechanism raises on d0 (a raise on d1 is a finding: its release is a failure).
-        NotReplayable: when a run draws from a source outside the generator it is handed.
+        NotReplayable: when a run draws from a source outside the generator it is handed, or its sampler says it cannot be
+            replayed (`not_replayable`: a library whose noise is drawn in Rust or C).
     """
+    declared_unreplayable(mech.name, mech.sampler)
+    if replays_elsewhere(mech):
+        there = recorded_elsewhere(mech, d0, d1, seed=seed)
+        failure = there.failure if there.release1 is None else None
+        return _replay(d0, d1, there.release0, there.release1, failure, there.tape, list(there.divergences), {})
     record_seed, fresh_seed = seed.spawn(2)
     recording = Recording(np.random.PCG64(record_seed))
     with watching() as outside0:
@@ -78,22 +87,28 @@ def replay_pair(mech: Mechanism, d0: Any, d1: Any, *, seed: np.random.SeedSequen
         except (Exception, SystemExit) as exc:
             raise MechanismError(f"Mechanism '{mech.name}' raised {type(exc).__name__} on D during a replay: {exc}") from exc
     replaying = Replaying(recording.tape, np.random.PCG64(fresh_seed))
+    failure = None
     with watching() as outside1:
         try:
             release1 = _one_release(mech, d1, replaying)
         except (Exception, SystemExit) as exc:  # an adversary sees the failure: a release of its own
-            release1 = _FAILED
-            failure = f"{type(exc).__name__}: {exc}"[:120]
+            release1, failure = None, f"{type(exc).__name__}: {exc}"[:120]
     sources = outside0 + outside1 + recording.outside + replaying.outside
     if sources:
         raise not_replayable(mech.name, sources)
     replaying.finish()
-    findings: list[Finding] = list(replaying.divergences)
-    if release1 is _FAILED:
+    return _replay(d0, d1, release0, release1, failure, recording.tape, replaying.divergences, replaying.replayed)
+
+
+def _replay(d0: Any, d1: Any, release0: Any, release1: Any, failure: str | None, tape: list[Draw],
+            divergences: list[Divergence], replayed: dict[int, Draw]) -> Replay:
+    """Return the `Replay` of one pair: the divergences, then the failure on d1 or the releases compared."""
+    findings: list[Finding] = list(divergences)
+    if failure is not None:
         findings.append(DataDerivedShape("failure", "a release", f"a raise ({failure})"))
     else:
-        findings += _compared(release0, release1, recording.tape, replaying.replayed)
-    return Replay(d0, d1, release0, None if release1 is _FAILED else release1, tuple(recording.tape), tuple(findings))
+        findings += _compared(release0, release1, tape, replayed)
+    return Replay(d0, d1, release0, release1, tuple(tape), tuple(findings))
 
 
 def _compared(release0: Any, release1: Any, tape: list[Draw], replayed: dict[int, Draw]) -> list[Finding]:

@@ -35,7 +35,9 @@ neighbours (`dpaudit audit NAME --hunt`) or from --d0/--d1.
 
 Randomness: the seed dpaudit sends each batch seeds one
 `numpy.random.RandomState`, handed to diffprivlib's `random_state=`, so an
-audit repeats for its seed.
+audit repeats for its seed. That state is the one interception point of a
+replay (`Requests.replay`, `dpaudit replay NAME`): the side records every
+draw diffprivlib makes from it on D and answers the same draws on D′.
 """
 
 from __future__ import annotations
@@ -92,12 +94,31 @@ class Requests(SideRequests):
 
     def __call__(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
         """Return `size` outputs of diffprivlib's call on `data` (an array of records, rows or answers)."""
-        rows = np.asarray(data, dtype=float)
-        missing = np.isnan(rows)  # JSON has no NaN: a missing value (a record of the nan-tools) travels as a mask
-        request = {"spec": [json.dumps(self.spec, sort_keys=True)], "rows": np.where(missing, 0.0, rows),
-                   "missing": missing.astype(np.int64)}
+        request = {"spec": [json.dumps(self.spec, sort_keys=True)], **_columns(data, "")}
         out = self.process(request, size, rng)
         return as_bits(out) if self.bits else out
+
+    def replay(self, d0: Any, d1: Any, rng: np.random.Generator) -> dict[str, Any]:
+        """Return the side's record of one call on d0 with a recording `random_state` and one on d1 with its draws replayed.
+
+        The keys of `replay_side.replay`: release0, release1 (None when the
+        call on d1 raised; `failure` says how), tape (each draw's method,
+        arguments and noise), divergences, outside (sources drawn from besides
+        the state diffprivlib is handed). The seed comes from `rng`.
+        """
+        spec = json.dumps({"kind": "replay", "inner": self.spec}, sort_keys=True)
+        record = json.loads(str(self.process({"spec": [spec], **_columns(d0, ""), **_columns(d1, "1")}, 1, rng)[0]))
+        if self.bits:
+            record.update({k: None if record[k] is None else as_bits(np.asarray(record[k], dtype=float))
+                           for k in ("release0", "release1")})
+        return record
+
+
+def _columns(data: Any, suffix: str) -> dict[str, np.ndarray]:
+    """Return the request's columns of a dataset: its rows (NaN as 0) and the mask of its missing values (JSON has no NaN)."""
+    rows = np.asarray(data, dtype=float)
+    missing = np.isnan(rows)  # a missing value (a record of the nan-tools) travels as a mask
+    return {"rows" + suffix: np.where(missing, 0.0, rows), "missing" + suffix: missing.astype(np.int64)}
 
 
 

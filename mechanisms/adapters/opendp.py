@@ -8,8 +8,11 @@ version of the same noise measurement to `size` copies of the query value
 itself (e.g. `make_sum`) is OpenDP's own transformation, run once per call.
 OpenDP draws from its own cryptographic RNG, so the `rng` passed in is not
 used and an audit's seed does not reproduce these outputs (soundness is
-unaffected: every draw is fresh). OpenDP takes seconds to import, so it is
-imported, and its "contrib" features enabled, when an adapter is first built.
+unaffected: every draw is fresh). For the same reason a replay cannot
+record or replay its draws: each sampler says so (`RUST_NOISE`), and
+`audit_replay` refuses it in one sentence. OpenDP takes seconds to import,
+so it is imported, and its "contrib" features enabled, when an adapter is
+first built.
 """
 
 from __future__ import annotations
@@ -33,6 +36,17 @@ __all__ = ["opendp_composed", "opendp_discrete_laplace", "opendp_gaussian", "ope
            "opendp_sum", "opendp_sum_of_squared_deviations", "opendp_variance"]
 
 GAUSSIAN_DELTA = 1e-5
+
+
+RUST_NOISE = ("OpenDP draws its noise in Rust, from the operating system's entropy, which no random source dpaudit "
+              "hands a mechanism reaches")
+"""Why an OpenDP release cannot be replayed: the `not_replayable` of its samplers (read by `dpaudit.attacks.replay`)."""
+
+
+def in_rust(sample: Callable[..., np.ndarray], why: str = RUST_NOISE) -> Callable[..., np.ndarray]:
+    """Return `sample`, marked as drawing its noise where a replay cannot reach (`not_replayable`: `why`)."""
+    setattr(sample, "not_replayable", why)
+    return sample
 
 
 @functools.cache
@@ -79,7 +93,7 @@ def _answer_mechanism(name: str, kind: str, scale: float, claim: Claim, event: d
         return draw(float(np.asarray(data, dtype=float).ravel()[0]), size)
 
     return Mechanism(
-        name=name, sampler=sample, claim=claim, event=event,
+        name=name, sampler=in_rust(sample), claim=claim, event=event,
         default_pair=(np.array([0.0]), np.array([1.0])), neighbours=answers_within(1.0),
         params={"scale": scale},
         description=f"OpenDP make_{kind} on a query of sensitivity 1 (OpenDP samples with its own RNG).",
@@ -124,7 +138,7 @@ def _count_mechanism(name: str, measurement: Any, draws: list[Callable[[Any, int
 
     d0, d1 = sum_pair(1)
     return Mechanism(
-        name=name, sampler=sample, claim=Claim(eps, 0.0), event=event,
+        name=name, sampler=in_rust(sample), claim=Claim(eps, 0.0), event=event,
         default_pair=(d0.astype(int), d1.astype(int)), neighbours=records_in(0, 1, integer=True), null_record=0,
         params=params, description=text,
     )
@@ -204,7 +218,7 @@ def _records_mechanism(name: str, measurement: Any, pair: tuple[np.ndarray, np.n
         return np.array([measurement(rows) for _ in range(size)], dtype=float)
 
     return Mechanism(
-        name=name, sampler=sample, claim=Claim(eps, 0.0), event=event or EpsilonDeltaDpEvent(eps),
+        name=name, sampler=in_rust(sample), claim=Claim(eps, 0.0), event=event or EpsilonDeltaDpEvent(eps),
         default_pair=pair, neighbours=by_relation("add-remove", null_record=np.nan, records=NumberRecords()),
         null_record=np.nan, params=params, description=text,
     )

@@ -40,7 +40,13 @@ def _process(python: str) -> ExternalProcess:
 
 
 class SideSum:
-    """`sampler(data, size, rng)`: the old release's chain on `data`, in its environment. Picklable."""
+    """`sampler(data, size, rng)`: the old release's chain on `data`, in its environment. Picklable.
+
+    Not replayable (`not_replayable` says why, and `audit_replay` refuses it in one sentence).
+    """
+
+    not_replayable = ("OpenDP 0.4 draws its noise in Rust, from the operating system's entropy, in its own environment, "
+                      "which the seed dpaudit sends it does not reach")
 
     def __init__(self, process: ExternalProcess, params: dict[str, Any]) -> None:
         self.process, self.params = process, params

@@ -65,6 +65,7 @@ def sized_sum_mechanism(name: str, sampler: Callable[[Any, int, np.random.Genera
 def opendp_sized_sum(*, epsilon: float = 1.0, lower: float = 0.0, upper: float = 1.0, size: int = 10) -> Mechanism:
     """Return OpenDP 0.16's `make_sum` on floats of known count `size` with Laplace noise (see the module)."""
     import opendp.prelude as dp
+    from dpaudit.mechanisms.adapters.opendp import in_rust
 
     dp.enable_features("contrib")
     params = sized_sum_inputs("opendp_sized_sum", epsilon, lower, upper, size)
@@ -82,7 +83,7 @@ def opendp_sized_sum(*, epsilon: float = 1.0, lower: float = 0.0, upper: float =
         rows = [float(x) for x in np.asarray(data, dtype=float).ravel()]
         return np.array([measurement(rows) for _ in range(size)], dtype=float)
 
-    return sized_sum_mechanism("opendp_sized_sum", sample, claim, {**params, "scale": scale, "opendp": dp.__version__},
+    return sized_sum_mechanism("opendp_sized_sum", in_rust(sample), claim, {**params, "scale": scale, "opendp": dp.__version__},
                       f"OpenDP {dp.__version__} make_sum on {params['size']} floats in "
                       f"[{params['lower']:g}, {params['upper']:g}] >> then_laplace({scale:.6g}).")
 

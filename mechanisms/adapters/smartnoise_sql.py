@@ -100,7 +100,11 @@ class Queries(SideRequests):
     """`sampler(data, size, rng)` of a SmartNoise query: the present records (NaN dropped) go to the side process.
 
     A group label that is not an integer in [0, `groups`) is a ValueError. Picklable (a copy carries the command).
+    Not replayable (`not_replayable` says why, and `audit_replay` refuses it in one sentence).
     """
+
+    not_replayable = ("SmartNoise SQL adds its noise with OpenDP's samplers, drawn in Rust from the operating system's "
+                      "entropy in its own environment, which the seed dpaudit sends it does not reach")
 
     def __init__(self, process: ExternalProcess, query: str, params: dict[str, Any], groups: int | None = None) -> None:
         self.process, self.query, self.params, self.groups = process, query, params, groups

@@ -19,11 +19,17 @@ size, seed)` returns `size` outputs, each from a fresh call:
 - kind "tool": `diffprivlib.tools.NAME(rows, **params, random_state=rs)`
   (histogram: its counts);
 - kind "model": `Model(**params, random_state=rs).fit(X, y)`, releasing
-  what a user gets back (`_release`).
+  what a user gets back (`_release`);
+- kind "replay": one output, the JSON record (`replay_side.replay`) of
+  the call of `spec["inner"]` on `rows` with a recording `random_state`
+  and on `rows1` (`missing1`) with the same draws replayed.
 
 Randomness: one `numpy.random.RandomState(seed)` per batch, handed to
 diffprivlib through its `random_state=` parameter, so a batch repeats for a
-seed and its draws are independent given it. Each call gets a fresh
+seed and its draws are independent given it. That state is the one point
+where every draw of diffprivlib 0.5 and later passes (its mechanisms take
+`check_random_state(random_state, secure=True)`, which returns it as it
+is), so a replay records and replays diffprivlib's draws there. Each call gets a fresh
 `BudgetAccountant` with an infinite budget, so nothing is refused or kept
 between draws.
 """
@@ -36,15 +42,32 @@ import sys
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 
+import importlib.util  # noqa: E402
 import json  # noqa: E402
 import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-__all__ = ["KINDS", "describe", "mechanism", "model", "serve", "tool"]
+__all__ = ["KINDS", "describe", "mechanism", "model", "replay", "serve", "tool"]
 
-KINDS = ("mechanism", "tool", "model")
+KINDS = ("mechanism", "tool", "model", "replay")
 BIT_VALUES = ("0", "1")  # Binary's two values; the answer 0 or 1 picks one
+
+
+def _sibling(name):
+    """Return the module `name` of this folder, loaded by path (the folder is no longer on sys.path)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(_HERE, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+REPLAY = _sibling("replay_side")
+
+
+def _state(seed):
+    """Return the random state of a batch: `RandomState(seed)`, or the state a replay hands in."""
+    return seed if isinstance(seed, np.random.RandomState) else np.random.RandomState(seed)
 
 
 def _spec(data):
@@ -113,7 +136,7 @@ def mechanism(data, size, seed):
     """Return `size` draws of `spec["name"](**spec["params"]).randomise(answer)` (Exponential: randomise() on the rows as utilities)."""
     spec = _spec(data)
     rows = _rows(data).ravel()
-    rs = np.random.RandomState(seed)
+    rs = _state(seed)
     name, params = spec["name"], dict(spec["params"])
     if name == "Exponential":
         mech = _mechanism_object(name, dict(params, utility=[float(u) for u in rows],
@@ -145,7 +168,7 @@ def tool(data, size, seed):
     """Return `size` outputs of `diffprivlib.tools.NAME(rows, **params)` (histograms: their counts)."""
     spec = _spec(data)
     rows = _rows(data)
-    rs = np.random.RandomState(seed)
+    rs = _state(seed)
     params = dict(spec["params"])
     if "bounds" in params:
         params["bounds"] = _as_bounds(params["bounds"])
@@ -229,12 +252,28 @@ def model(data, size, seed):
     x, y = (rows[:, :-1], rows[:, -1]) if spec.get("supervised", True) else (rows, None)
     if spec.get("labels"):
         y = y.astype(np.int64)
-    rs = np.random.RandomState(seed)
+    rs = _state(seed)
     n_classes = int(spec.get("classes", 1))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = [_model_once(spec["name"], x, y, spec["params"], rs, n_classes) for _ in range(size)]
     return np.asarray(out, dtype=np.float64)
+
+
+def replay(data, size, seed):
+    """Return one output: the JSON record of `spec["inner"]` recorded on `rows` and replayed on `rows1` (`replay_side`)."""
+    if size != 1:
+        raise ValueError("a replay is one run on each dataset; asked for %d" % size)
+    inner = _spec(data)["inner"]
+    if inner.get("kind") not in KINDS[:3]:
+        raise ValueError("a replay replays a mechanism, tool or model; got kind %r" % inner.get("kind"))
+    fn, spec = globals()[inner["kind"]], np.array([json.dumps(inner)])
+
+    def run(suffix):
+        request = {"spec": spec, "rows": data["rows" + suffix], "missing": data["missing" + suffix]}
+        return lambda rs: fn(request, 1, rs)[0]
+
+    return [REPLAY.replay(run(""), run("1"), seed)]
 
 
 def serve(data, size, seed):
