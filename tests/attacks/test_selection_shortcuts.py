@@ -21,10 +21,21 @@ from dpaudit.attacks.distinguish import (
 )
 from dpaudit.attacks.features import row_keys
 from dpaudit.attacks.output_scorers import Coordinate, NaiveBayes, key_counts
+from dpaudit.attacks.selection_budget import SELECTION_LEVEL
 from dpaudit.attacks.sorted_quantiles import merge_sorted
+from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound, rate_upper_bound
 from dpaudit.audit.estimators.projection import projected_bound
 
 OBJECTIVES = {"two-rates": projected_bound(90_000, 0.0, 0.05), "ratio": projected_bound(90_000, 0.0, 0.05, interval="ratio")}
+
+
+def _every_bound(fp, n0, fn, n1):
+    """The two-rates objective by its definition, every candidate computed."""
+    fpr, fnr = rate_upper_bound(fp, n0, SELECTION_LEVEL), rate_upper_bound(fn, n1, SELECTION_LEVEL)
+    return epsilon_lower_bound(fpr * 90_000, 90_000, fnr * 90_000, 90_000, beta=0.05)
+
+
+PLAIN = {"two-rates": _every_bound, "ratio": OBJECTIVES["ratio"]}
 
 
 def _facts(choice) -> tuple:
@@ -104,7 +115,7 @@ def test_few_integer_outputs_choose_as_every_output_scored(interval, shape):
 
 @pytest.mark.parametrize("interval", sorted(OBJECTIVES))
 def test_single_doubles_choose_as_every_candidate_judged(interval):
-    """The value and naive Bayes read off one sort, dominated candidates skipped: the same choice as every candidate judged."""
+    """The value and naive Bayes read off one sort, dominated or hopeless candidates skipped: the choice of judging all."""
     rng = np.random.default_rng(2)
     objective = OBJECTIVES[interval]
     for out0, out1 in [(rng.laplace(0, 1, 20_000), rng.laplace(1, 1, 20_000)), (rng.normal(3, 1, 20_000), rng.normal(0, 1, 20_000)),
@@ -117,7 +128,8 @@ def test_single_doubles_choose_as_every_candidate_judged(interval):
         for scorer in scorers:
             if isinstance(scorer, (Coordinate, NaiveBayes)):
                 choice = best_threshold(scorer, out0[h0:], out1[h1:], objective)
-                assert (choice.test.threshold, choice.test.sign, choice.objective) == _plain_best(scorer, out0[h0:], out1[h1:], objective)
+                plain_best = _plain_best(scorer, out0[h0:], out1[h1:], PLAIN[interval])
+                assert (choice.test.threshold, choice.test.sign, choice.objective) == plain_best
 
 
 def test_single_doubles_fit_naive_bayes_and_count_distinct_as_before():
@@ -141,3 +153,23 @@ def test_levels_no_output_scores_leave_no_cut():
     for objective in OBJECTIVES.values():
         got = _best_threshold_levels(Coordinate(), levels, counts, out0, out1, objective)
         assert _facts(got) == _facts(best_threshold(Coordinate(), out0, out1, objective))
+
+
+def test_the_objective_computes_its_first_best_as_every_bound_would():
+    """Candidates whose ceiling cannot reach the best get −inf; the first best, its index and value stay.
+
+    The thresholds of a Laplace pair projected to few held-out trials put the
+    best far down the order of ceilings (rank 20 at 10⁵ selection outputs
+    and 1000 held-out ones), past the candidates computed first.
+    """
+    from scipy import stats
+
+    cuts = np.linspace(-3, 8, 300)
+    for n0, n in [(100_000, 1000), (10_000, 1000), (10_000, 90_000)]:
+        fp, fn = np.round(n0 * stats.laplace.sf(cuts)), np.round(n0 * stats.laplace.cdf(cuts, loc=1))
+        fpr, fnr = rate_upper_bound(fp, n0, SELECTION_LEVEL), rate_upper_bound(fn, n0, SELECTION_LEVEL)
+        plain = epsilon_lower_bound(fpr * n, n, fnr * n, n, beta=0.05)
+        got = projected_bound(n, 0.0, 0.05)(fp, n0, fn, n0)
+        best = int(np.argmax(plain))
+        assert int(np.argmax(got)) == best and got[best] == plain[best]
+        assert np.all((got == plain) | (np.isneginf(got) & (plain < plain[best])))
