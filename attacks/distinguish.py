@@ -44,7 +44,11 @@ __all__ = [
 ]
 
 Objective = Callable[[np.ndarray, int, np.ndarray, int], np.ndarray]
-"""Ranks candidate tests by their error counts, elementwise: non-increasing in each count, never NaN (a bound does that)."""
+"""Ranks candidate tests by their error counts: non-increasing in each count, never NaN (as a bound is).
+
+Only the first largest value is read, so an objective may leave candidates
+that cannot reach it at −inf.
+"""
 Counted = tuple[np.ndarray, np.ndarray, np.ndarray]
 """Distinct outputs (one row each), and how many outputs on d0 and on d1 equal each."""
 MAX_CATEGORIES = 4096
