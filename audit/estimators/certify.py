@@ -111,10 +111,15 @@ def describe_estimators(evidence: type = Observations) -> str:
     """Return the estimators of `evidence` in words, from `ESTIMATORS`: by game, its default, those that assume a
     Gaussian trade-off (the CLI's --estimator help and the CLI reference read it, so neither goes stale)."""
     games = dict.fromkeys(spec.game for (held, _), spec in ESTIMATORS.items() if held is evidence)
-    parts = [f"{' or '.join(names)} ({game.name}; default {names[0]})"
+    parts = [f"{_listed(names, 'or')} ({game.name}; default {names[0]})"
              for game in games for names in [estimators_of(game, evidence)]]
     gaussian = [name for (held, name), spec in ESTIMATORS.items() if held is evidence and spec.gaussian]
-    return ", ".join(parts) + (f"; {' and '.join(gaussian)} assume a Gaussian trade-off" if gaussian else "")
+    return ", ".join(parts) + (f"; {_listed(gaussian, 'and')} assume a Gaussian trade-off" if gaussian else "")
+
+
+def _listed(names: list[str] | tuple[str, ...], last: str) -> str:
+    """Return `names` as words: "a", "a or b", "a, b or c" (`last` the word before the last name)."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {last} {names[-1]}"
 
 
 @dataclasses.dataclass(frozen=True)
