@@ -67,6 +67,6 @@ def small_range_counts(k0: np.ndarray, k1: np.ndarray) -> tuple[np.ndarray, np.n
     width = int(high) - int(low) + 1
     if width > RANGE_PER_KEY * (len(k0) + len(k1)):
         return None
-    c0, c1 = (np.bincount((k - low).astype(np.intp), minlength=width) for k in (k0, k1))
+    c0, c1 = (np.bincount((k - low if low else k).astype(np.intp, copy=False), minlength=width) for k in (k0, k1))
     present = np.flatnonzero(c0 + c1)
     return present.astype(k0.dtype) + low, c0[present], c1[present]
