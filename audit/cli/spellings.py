@@ -50,7 +50,8 @@ SPELLINGS: dict[str, tuple[str, dict[str, str]]] = {
     }),
     "audit_canaries": ("canary", {
         "mech": f"{_MECHANISM}; --param, --epsilon, --delta, --relation, --null-record",
-        "game": "--runs R (multi-run), or --one-run with --canaries M, --k-plus, --k-minus (dpaudit one-run)",
+        "game": "--runs R (multi-run), --runs sequential with --max-runs R (MultiRun(R, sequential=True)), "
+                "or --one-run with --canaries M, --k-plus, --k-minus (dpaudit one-run)",
         "bound": _BOUND, "canary": "--canary MODE", "scorer": "--scorer", "dim": "--dim", "norm": "--norm",
         "seed": "--seed", "execution": "--workers, --scheduler, --quiet",
     }),
@@ -72,9 +73,10 @@ SPELLINGS: dict[str, tuple[str, dict[str, str]]] = {
     "audit_dpsgd": ("dpsgd", {
         "config": "--model, --data, --noise-multiplier, --clip-norm, --sample-rate, --steps, --learning-rate, "
                   "--batching, --delta, --bug",
-        "target": "--target", "game": "--runs R, or --one-run with --canaries M, --k-plus, --k-minus",
+        "target": "--target", "game": "--runs R, --runs sequential with --max-runs R (MultiRun(R, sequential=True)), "
+                                      "or --one-run with --canaries M, --k-plus, --k-minus",
         "bound": _BOUND, "canary": "--canary", "dirac_target": "--dirac-target", "threat": "--threat",
-        "scorer": "--scorer", "runs": "--runs", "dataset": "--data (a user's trainer)",
+        "scorer": "--scorer", "runs": "--runs (R or sequential)", "dataset": "--data (a user's trainer)",
         "execution": "--workers, --scheduler, --store, --resume, --quiet", "seed": "--seed",
     }),
     "DPSGDConfig": ("dpsgd", {

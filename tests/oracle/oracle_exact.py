@@ -21,6 +21,9 @@ grid fine enough that its error is far below the tolerance), so:
 `play_replay` plays the same valid pairs through `audit_replay` (the
 replay, then its certificate on fresh draws): a correct mechanism of exact
 ε at that pair gives a certificate above it at the same rate, no more.
+`play_sequential_runs` plays them as the pair of a sequential multi-run
+game (`audit_canaries(..., game=MultiRun(runs, sequential=True),
+canary="pair")`, watched to its budget): the same rule holds for its bound.
 
 `TRANSFORMS` and `CONSTRUCTORS` are read from the code: a public name of
 `dpaudit.mechanisms` or of its transforms that is neither a cell here nor
@@ -441,5 +444,26 @@ def play_replay(cell: Cell, seed: int, trials: int) -> Outcome | None:
         result = audit_replay(mech, d0, d1, trials=trials, seed=seed)
     except InvalidParameterError as exc:
         return Outcome(f"valid pair {d0.tolist()} / {d1.tolist()} refused by audit_replay: {exc}")
+    exact = exact_epsilon(cell.law(d0), cell.law(d1), mech.claim.delta, COMPOSED if cell.transform == "compose" else 1)
+    return Outcome(None, result.lower_bound.epsilon, exact)
+
+
+def play_sequential_runs(cell: Cell, seed: int, runs: int) -> Outcome | None:
+    """Return the outcome of a sequential multi-run game on the cell's valid pair, played as the mechanism's default pair
+    and watched to its budget (`give_up=False`; None when the cell draws no valid pair)."""
+    from dpaudit.attacks.games import MultiRun
+    from dpaudit.audit import audit_canaries
+
+    rng = np.random.default_rng([seed, zlib.crc32(cell.describe().encode())])
+    mech = cell.mechanism()
+    pair = draw_pair(cell, rng, cell.steps(), "valid")
+    if pair is None:
+        return None
+    d0, d1 = pair
+    game = MultiRun(runs, sequential=True, give_up=False)
+    try:
+        result = audit_canaries(dataclasses.replace(mech, default_pair=(d0, d1)), game=game, canary="pair", seed=seed)
+    except InvalidParameterError as exc:
+        return Outcome(f"valid pair {d0.tolist()} / {d1.tolist()} refused by the sequential multi-run game: {exc}")
     exact = exact_epsilon(cell.law(d0), cell.law(d1), mech.claim.delta, COMPOSED if cell.transform == "compose" else 1)
     return Outcome(None, result.lower_bound.epsilon, exact)

@@ -267,15 +267,19 @@ def _strategies() -> tuple[Any, ...]:
 
 
 def _bound(cell: dict[str, Any]):
+    """Return the cell's Bound; a sequential game with the default estimator takes no strategy (it has its own test, and
+    refuses one given: tests/audit/audits/test_sequential_runs.py), so the strategy axis is left out there."""
     from dpaudit.audit.estimators.certify import Bound
 
+    if cell.get("sequential") and cell["game"] == "multi-run" and cell["estimator"] is None:
+        return Bound()
     return Bound(estimator=cell["estimator"], strategy=cell["strategy"])
 
 
 def _game(cell: dict[str, Any], runs: int, canaries: int):
     from dpaudit.attacks.games import MultiRun, OneRun
 
-    return MultiRun(runs) if cell["game"] == MultiRun.name else OneRun(canaries)
+    return MultiRun(runs, sequential=cell.get("sequential", False)) if cell["game"] == MultiRun.name else OneRun(canaries)
 
 
 def declared_builtins() -> tuple[str, ...]:
@@ -331,6 +335,7 @@ def canaries_entry() -> Entry:
         "canary": tuple(CANARY_MODES),
         "scorer": (None, "inner-product", *(f"black-box-{s}" for s in STATISTICS)),
         "workers": (None, 2),
+        "sequential": (False, True),
         **_membership_axes(),
     }, run_canaries, fixed={"mech": "the blind mechanism of the cell", "game": "the game axis", "bound": "estimator and strategy",
                             "dim": "the declared width", "norm": "the declared norm", "seed": "the grid's seeds",
@@ -450,6 +455,7 @@ def dpsgd_entry() -> Entry:
         "target": ("user-blind", "user-correct", "opacus-hook", *TARGETS),
         "threat": tuple(THREATS), "canary": tuple(CANARY_CHOICES), "dataset": (*DATASET_CHOICES, 3),
         "settings": ("stated", "not stated"), "dirac_target": tuple(DIRAC_TARGETS), "scorer": tuple(BLACK_BOX_SCORES),
+        "sequential": (False, True),
         **{k: v for k, v in _membership_axes().items() if k != "claim_delta"},
     }, run_dpsgd, fixed={"config": "a 3-step full-batch configuration for dpaudit's trainer and Opacus",
                          "game": "the game axis", "bound": "estimator and strategy", "runs": "the game axis",
@@ -536,14 +542,16 @@ CLI_TARGETS = {
 CLI_VALUES: dict[str, dict[str, tuple[Any, ...]]] = {
     "audit": {"--trials": ("20000", "auto", "sequential"), "--max-trials": (None, "400000"), "--confidence": (None, "0.99"),
               "--python": (None, "PYTHON")},
-    "canary": {"--runs": (None, "3000"), "--one-run": (False, True), "--canaries": (None, "60"), "--confidence": (None, "0.99"),
+    "canary": {"--runs": (None, "3000", "sequential"), "--max-runs": (None, "3000"), "--one-run": (False, True),
+               "--canaries": (None, "60"), "--confidence": (None, "0.99"),
                "--scorer": (None, "inner-product", "black-box-sum")},
-    "one-run": {"--canaries": (None, "60"), "--runs": (None, "3000"), "--confidence": (None, "0.99"),
+    "one-run": {"--canaries": (None, "60"), "--runs": (None, "3000", "sequential"), "--confidence": (None, "0.99"),
                 "--scorer": (None, "inner-product", "black-box-max")},
     "trace": {"--runs": ("500",), "--reference-rows": (None, "30"), "--group": (None, "2"), "--confidence": (None, "0.99"),
               "--canaries": (None, "20")},
     "replay": {"--trials": ("20000",), "--certify": (None, "1"), "--confidence": (None, "0.99")},
-    "dpsgd": {"--data": (None, "canaries", "3"), "--runs": ("20",), "--confidence": (None, "0.99"), "--canaries": (None, "20")},
+    "dpsgd": {"--data": (None, "canaries", "3"), "--runs": ("20", "sequential"), "--max-runs": (None, "40"),
+              "--confidence": (None, "0.99"), "--canaries": (None, "20")},
 }
 """Flags whose values the grid chooses (the rest of the choices and switches come from each parser)."""
 
@@ -587,6 +595,8 @@ CLI_FIXED = {
     "--sample-rate": "the grid's training settings", "--steps": "the grid's training settings",
     "--learning-rate": "the grid's training settings",
     "--target": "the blind loop (the Python grid plays every target)", "--rows": "n = 20",
+    "--max-runs": "budgets --runs sequential: an axis where a subcommand plays it (canary, dpsgd); trace and one-run "
+                  "--runs sequential cover its refusals",
 }
 """Flags of the audit subcommands that are not axes, each with the reason."""
 

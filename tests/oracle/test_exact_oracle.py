@@ -17,6 +17,7 @@ from dpaudit.audit.theory.profiles import gdp_epsilon
 from scipy.stats import binom
 
 FAST_TRIALS, SLOW_TRIALS, SLOW_SEEDS = 20_000, 200_000, 10
+FAST_RUNS, SLOW_RUNS = 1000, 10_000
 
 
 def _run(seeds: range, trials: int) -> tuple[list[str], int, int]:
@@ -95,5 +96,33 @@ def test_audit_replay_refuses_no_valid_pair_and_passes_exact_epsilon_at_most_at_
 @pytest.mark.slow
 def test_audit_replay_over_every_cell_and_seed_passes_exact_epsilon_at_most_at_its_rate():
     defects, audited, above = _run_replay(range(SLOW_SEEDS), FAST_TRIALS, (None, *exact.TRANSFORMS))
+    assert not defects, defects[:5]
+    assert above <= binom.ppf(0.999, audited, 0.05)
+
+
+def _run_sequential(seeds: range, runs: int, transforms: tuple) -> tuple[list[str], int, int]:
+    defects, audited, above = [], 0, 0
+    for seed in seeds:
+        for cell in (c for c in exact.cells() if c.transform in transforms):
+            outcome = exact.play_sequential_runs(cell, seed, runs)
+            if outcome is None:
+                continue
+            if outcome.defect:
+                defects.append(f"{cell.describe()} (seed {seed}): {outcome.defect}")
+                continue
+            audited += 1
+            above += outcome.lower > outcome.exact + 1e-6
+    return defects, audited, above
+
+
+def test_the_sequential_multi_run_game_refuses_no_valid_pair_and_passes_exact_epsilon_at_most_at_its_rate():
+    defects, audited, above = _run_sequential(range(1), FAST_RUNS, (None,))
+    assert not defects, defects[:5]
+    assert audited >= len(exact.targets()) and above <= binom.ppf(0.999, audited, 0.05)
+
+
+@pytest.mark.slow
+def test_the_sequential_multi_run_game_over_every_cell_and_seed_passes_exact_epsilon_at_most_at_its_rate():
+    defects, audited, above = _run_sequential(range(SLOW_SEEDS), SLOW_RUNS, (None, *exact.TRANSFORMS))
     assert not defects, defects[:5]
     assert above <= binom.ppf(0.999, audited, 0.05)
