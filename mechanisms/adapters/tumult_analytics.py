@@ -151,7 +151,7 @@ def _build(spec: _Spec, event_of: Callable[[list[dict[str, Any]]], dp_event.DpEv
     facts = {"tmlt_analytics": ran["tmlt_analytics"], "tmlt_core": ran["tmlt_core"], "session_budget": {ran["budget"]: _amount(ran)},
              "noise": [f"{n['mechanism']}({n['parameter']:g})" for n in ran["noise"]]}
     return dataclasses.replace(
-        mech, sampler=sampler, event=event_of(ran["noise"]),
+        mech, sampler=sampler, event=event_of(ran["noise"]), null_record=np.nan,  # NaN: an absent row, as its check says
         params={**spec.budget, **_inputs(spec), **facts},
         description=f"Tumult Analytics {ran['tmlt_analytics']} (Core {ran['tmlt_core']}): {text} (run in {python}; Tumult's own RNG).",
     )

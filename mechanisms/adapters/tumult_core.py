@@ -209,7 +209,7 @@ def _build(spec: _Spec, event_of: Any, text: str) -> Mechanism:
     sampler = Requests(_process(python), spec.kind, spec.params, records=spec.records, bits=spec.bits, groups=spec.groups)
     noise = {k: described[k] for k in ("alpha", "scale", "sigma_squared") if k in described}
     return dataclasses.replace(
-        mech, sampler=sampler, event=event_of(described),
+        mech, sampler=sampler, event=event_of(described), null_record=np.nan if spec.records else None,  # an absent row
         params={**spec.params, "tmlt_core": described["tmlt_core"], "noise_measurement": described["noise"], **noise,
                 **({"rho": described["rho"]} if "rho" in described else {})},
         description=f"Tumult Core {described['tmlt_core']} {text} (run in {python}; Tumult's own RNG).",
