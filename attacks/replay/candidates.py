@@ -82,7 +82,8 @@ def candidates(mech: Mechanism, *, rng: np.random.Generator, kinds: Iterable[str
 
 
 def screen(mech: Mechanism, pairs: list[Candidate], *, seed: np.random.SeedSequence) -> list[tuple[Candidate, Replay]]:
-    """Return each pair with its replay, each recorded from its own child of `seed` (two runs per pair).
+    """Return each pair with its replay, each recorded from its own child of `seed` (two runs per pair, and one more on
+    the first: its D replayed on itself, so that noise from a source no watch names is refused, not read as the data's).
 
     A pair on whose d0 the mechanism raises cannot be replayed and is left out (unless it is the only one: then the
     `MechanismError` is raised).
@@ -90,7 +91,7 @@ def screen(mech: Mechanism, pairs: list[Candidate], *, seed: np.random.SeedSeque
     replayed, failures = [], []
     for c, child in zip(pairs, seed.spawn(len(pairs))):
         try:
-            replayed.append((c, replay_pair(mech, c.d0, c.d1, seed=child)))
+            replayed.append((c, replay_pair(mech, c.d0, c.d1, seed=child, itself=not replayed)))
         except MechanismError as exc:
             failures.append(exc)
     if not replayed and failures:

@@ -66,8 +66,12 @@ def _one_release(mech: Mechanism, data: Any, rng: np.random.Generator) -> Any:
     return out
 
 
-def replay_pair(mech: Mechanism, d0: Any, d1: Any, *, seed: np.random.SeedSequence) -> Replay:
+def replay_pair(mech: Mechanism, d0: Any, d1: Any, *, seed: np.random.SeedSequence, itself: bool = False) -> Replay:
     """Return the replay of `mech` on (d0, d1): recorded on d0 from `seed`, replayed on d1, compared.
+
+    With `itself`, d0 is first replayed on d0 with its own draws (one run
+    more): a release that comes back different drew from a source no watch
+    names (a C or Rust library's generator, a clock), and is refused.
 
     Raises:
         MechanismError: when the mechanism raises on d0 (a raise on d1 is a finding: its release is a failure).
@@ -86,6 +90,8 @@ def replay_pair(mech: Mechanism, d0: Any, d1: Any, *, seed: np.random.SeedSequen
             release0 = _one_release(mech, d0, recording)
         except (Exception, SystemExit) as exc:
             raise MechanismError(f"Mechanism '{mech.name}' raised {type(exc).__name__} on D during a replay: {exc}") from exc
+    if itself and not outside0 + recording.outside:  # a source a watch names is named (below) before this one
+        _check_itself(mech, d0, release0, recording.tape, fresh_seed)
     replaying = Replaying(recording.tape, np.random.PCG64(fresh_seed))
     failure = None
     with watching() as outside1:
@@ -98,6 +104,20 @@ def replay_pair(mech: Mechanism, d0: Any, d1: Any, *, seed: np.random.SeedSequen
         raise not_replayable(mech.name, sources)
     replaying.finish()
     return _replay(d0, d1, release0, release1, failure, recording.tape, replaying.divergences, replaying.replayed)
+
+
+def _check_itself(mech: Mechanism, d0: Any, release0: Any, tape: list[Draw], seed: np.random.SeedSequence) -> None:
+    """Raise `NotReplayable` when d0, replayed on itself with its own draws, does not give back its release."""
+    again = Replaying(tape, np.random.PCG64(seed))
+    try:
+        release = _one_release(mech, d0, again)
+    except (Exception, SystemExit) as exc:
+        raise MechanismError(f"Mechanism '{mech.name}' raised {type(exc).__name__} on D during a replay: {exc}") from exc
+    again.finish()
+    same = signature(release) == signature(release0) and np.array_equal(numbers(release), numbers(release0), equal_nan=True)
+    if again.divergences or not same:
+        raise not_replayable(mech.name, ["a source besides the rng it is handed (replayed on D with its own draws, its "
+                                         "release came out different)"])
 
 
 def _replay(d0: Any, d1: Any, release0: Any, release1: Any, failure: str | None, tape: list[Draw],

@@ -175,7 +175,7 @@ def audit_replay(
     share = 1.0 / len(chosen)
     certified = _certified([screened[i] for i in chosen], mechanism, trials=trials, seed=seed, share=share, bound=bound,
                            execution=execution, delta=at)
-    report = ReplayReport(len(pairs), flagged, certified, 2 * len(pairs))
+    report = ReplayReport(len(pairs), flagged, certified, 2 * len(pairs) + 1)
     return combined(report, bound, seed, time.perf_counter() - start)
 
 

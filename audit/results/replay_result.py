@@ -54,7 +54,7 @@ class ReplayReport:
         screened: the candidate pairs replayed.
         flagged: how many of them showed a divergence, a data-derived shape or an implied ε above the claim.
         certified: the pairs certified on fresh draws, largest implied ε first.
-        runs: the mechanism's runs spent screening (two per pair).
+        runs: the mechanism's runs spent screening (two per pair, and one replay of the first pair's D on itself).
     """
 
     screened: int

@@ -84,3 +84,18 @@ def test_noise_from_numpy_s_global_state_or_python_s_random_is_named_not_replaya
         _replay(lambda d, rng: np.sum(d) + random.random())
     with pytest.raises(NotReplayable, match="entropy"):
         _replay(lambda d, rng: np.sum(d) + np.random.default_rng().laplace())
+
+
+def test_noise_from_a_source_no_watch_names_is_refused_when_d_replayed_on_itself_comes_back_different():
+    hidden = np.random.Generator(np.random.PCG64(7))  # a generator of its own, seeded once outside the run: no watch sees it
+
+    def own_noise(d, rng):
+        return float(np.clip(d, 0, 1).sum()) + hidden.laplace(0.0, 1.0)
+
+    mech = blackbox(own_noise, epsilon=1.0)
+    assert replay_pair(mech, D0, D1, seed=np.random.SeedSequence(0)).sensitivity() is not None  # read as the data's move
+    with pytest.raises(NotReplayable, match="a source besides the rng it is handed"):
+        replay_pair(mech, D0, D1, seed=np.random.SeedSequence(0), itself=True)
+    fine = replay_pair(blackbox(lambda d, rng: float(np.sum(d)) + rng.laplace(0.0, 1.0), epsilon=1.0), D0, D1,
+                       seed=np.random.SeedSequence(0), itself=True)
+    assert fine.divergences() == ()

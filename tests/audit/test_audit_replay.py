@@ -114,3 +114,10 @@ def test_noise_from_numpy_s_global_state_is_named_not_passed():
 def test_bad_input_is_one_sentence(kwargs, words):
     with pytest.raises(InvalidParameterError, match=words):
         audit_replay(blackbox(clipped_sum, epsilon=EPS), D0, D1, **kwargs)
+
+
+def test_noise_from_a_generator_of_the_function_s_own_is_named_not_passed():
+    hidden = np.random.Generator(np.random.PCG64(7))
+    mech = blackbox(lambda d, rng: np.clip(d, 0, 1).sum() + hidden.laplace(0, 1 / EPS), epsilon=EPS)
+    with pytest.raises(NotReplayable, match="a source besides the rng"):
+        audit_replay(mech, D0, D1)
