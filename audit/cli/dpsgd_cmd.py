@@ -120,8 +120,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_claim_delta(training, default=DEFAULTS.delta, help="δ of the claim (default 1e-5)")
     attack = parser.add_argument_group("attack")
     attack.add_argument("--canary", choices=CANARY_CHOICES, default=AUTO,
-                        help="auto (the default: dirac where gradient canaries enter the runs: dpaudit's trainer, Opacus, "
-                             "a loop with the hook; else crafted), dirac, crafted or mislabelled")
+                        help="auto (the default: dirac where gradient canaries enter the runs: dpaudit's trainer, your "
+                             "Opacus loop with the hook; else crafted: --target opacus, a loop without the hook), "
+                             "dirac, crafted or mislabelled")
     attack.add_argument("--dirac-target", choices=DIRAC_TARGETS, default=QUIET,
                         help="coordinates of Dirac canaries: the quietest at θ₀, or biases (default quiet)")
     attack.add_argument("--threat", choices=THREATS, default=WHITE_BOX,
