@@ -211,7 +211,7 @@ def _declared(mech: Mechanism, args: argparse.Namespace) -> Mechanism:
     from dpaudit.errors import InvalidParameterError
     from dpaudit.mechanisms.base import Claim
 
-    relation, null = getattr(args, "relation", None), getattr(args, "null_record", None)
+    relation, null = getattr(args, "relation", None), null_of(args)
     if relation is None and null is None:
         return mech
     if ":" not in args.name:
@@ -233,7 +233,7 @@ def _external_of(args: argparse.Namespace) -> Mechanism:
     if args.param:
         raise InvalidParameterError("--param is for built-ins; pass an external program its parameters in --command.")
     claim = {"epsilon": args.epsilon, "delta": args.delta or 0.0, "relation": args.relation or "add-remove",
-             "null_record": args.null_record, "timeout": batch_timeout(args)}
+             "null_record": null_of(args), "timeout": batch_timeout(args)}
     if args.external_command:
         if args.name or args.python:
             raise InvalidParameterError("Pass either --command 'CMD ARGS', or NAME with --python PATH, not both.")
@@ -274,14 +274,33 @@ def dataset_of(text: str) -> list[Any] | dict[str, list[Any]]:
 
 
 def record_of(text: str) -> Any:
-    """Return the record of --null-record: a JSON value (a number, a string, a list of numbers for a vector record)."""
+    """Return the record of --null-record: a JSON value (a number, a string, a list of numbers for a vector record), or
+    an object of columns holding one value each (a row of a table given as columns: `null_of` orders it)."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError:
         raise argparse.ArgumentTypeError(f"'{text}' is not a JSON record such as 0, \"none\" or [0, 0]") from None
-    if value is None or isinstance(value, dict):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a record: give a number, a string or a list, such as 0")
+    row = isinstance(value, dict) and value and not any(isinstance(v, (dict, list)) or v is None for v in value.values())
+    if value is None or (isinstance(value, dict) and not row):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a record: give a number, a string, a list, such as 0, "
+                                         "or for a table of columns one value a column, such as {\"age\": 0}")
     return value
+
+
+def null_of(args: argparse.Namespace) -> Any:
+    """Return --null-record as a mechanism takes it: an object of columns becomes the row of its values in --d0's
+    column order (the order a table's records are read in); one sentence when --d0 is not a table of those columns."""
+    from dpaudit.errors import InvalidParameterError
+
+    null, table = getattr(args, "null_record", None), getattr(args, "d0", None)
+    if not isinstance(null, dict):
+        return null
+    if not isinstance(table, dict) or set(table) != set(null):
+        raise InvalidParameterError(
+            f"--null-record {json.dumps(null)} is a row of columns: give --d0 and --d1 as objects of the same columns "
+            f"({', '.join(map(str, null))}), or the record as a number or a list."
+        )
+    return [null[name] for name in table]
 
 
 CLI_REMEDIES = (
