@@ -130,7 +130,7 @@ class UserTrainer:
         x, y = self.data.x, self.data.y
         if insert.rows:
             x, y = np.concatenate([x, insert.x.astype(np.float32)]), np.concatenate([y, insert.y.astype(np.int64)])
-        iterates = self._iterates(self._call(self.train_fn, x, y, rng))
+        iterates = self._iterates(self._call(self.train_fn, x, y, rng), rows=len(y))
         if keep_iterates and len(iterates) < 2:
             raise InvalidParameterError(
                 f"A white-box audit of {self.name} needs every step's parameters, but train(x, y, rng) returned one "
@@ -195,15 +195,18 @@ class UserTrainer:
             raise MechanismError(f"{self.name}: losses(params, x, y) must return {len(y)} numbers, none of them NaN.")
         return values
 
-    def _iterates(self, params: Any) -> np.ndarray:
-        """Return what train() returned as a (steps, P) float64 array, checked to be finite and of one width."""
+    def _iterates(self, params: Any, rows: int | None = None) -> np.ndarray:
+        """Return what train() returned as a (steps, P) float64 array, checked to be finite and of one width (`rows`: the
+        rows it trained on, named when it failed on none: a loop dividing by its row count cannot train on the canaries
+        alone when none of them joined the run)."""
         try:
             values = np.asarray(params, dtype=np.float64)
         except (TypeError, ValueError) as exc:
             raise MechanismError(f"{self.name}: train(x, y, rng) must return parameters of one length; {exc}.") from exc
         values = values.reshape(1, -1) if values.ndim <= 1 else values.reshape(len(values), -1)
         if values.size == 0 or not np.all(np.isfinite(values)):
-            raise MechanismError(f"{self.name}: train(x, y, rng) returned empty or non-finite parameters.")
+            where = " on 0 rows (no canary joined this run of the canaries alone: train must accept an empty dataset)"
+            raise MechanismError(f"{self.name}: train(x, y, rng) returned empty or non-finite parameters{where if rows == 0 else ''}.")
         return values
 
     def _call(self, fn: Callable[..., Any], *args: Any) -> Any:

@@ -72,7 +72,7 @@ def test_a_loop_that_divides_by_q_n_on_no_rows_has_the_canaries_alone_named_in_s
     attack = audit_dpsgd(target=_target(steps=2), threat="white-box", canary="crafted", runs=10, seed=0).attack
     assert "the canaries alone" not in attack["datasets_played"]
     failed = [text for text in attack["screening_failed"] if text.startswith("the canaries alone: ")]
-    assert len(failed) == 1 and "non-finite parameters" in failed[0]
+    assert len(failed) == 1 and "non-finite parameters on 0 rows" in failed[0] and "empty dataset" in failed[0]
 
 
 def test_a_named_dataset_is_not_screened_and_a_one_run_game_trains_on_the_users_data():
