@@ -98,7 +98,7 @@ class Setting:
 
 @dataclasses.dataclass(frozen=True)
 class PlayedPair:
-    """What the two-dataset game produced: its evidence, the test, and what the phases spent (membership games: `membership.Played`)."""
+    """What the two-dataset game produced: its evidence, the test, and what the phases spent (membership games: `played.Played`)."""
 
     evidence: HeldOutCounts | OutputHistogram
     test: str

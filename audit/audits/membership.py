@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import numpy as np
 from dpaudit.attacks.games import Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
+from dpaudit.attacks.played import Played
 from dpaudit.audit.audits.subject import Subject
 from dpaudit.audit.estimators.certify import Bound, certify, certify_best
 from dpaudit.audit.estimators.lower_bound import LowerBound
@@ -24,27 +25,10 @@ from dpaudit.audit.estimators.projected_runs import projected_runs_of
 from dpaudit.audit.results.provenance import ARMS, Selection
 from dpaudit.audit.results.result import MembershipResult, refutes
 from dpaudit.errors import InvalidParameterError
-from dpaudit.execution.run_store import RunStore
 from dpaudit.mechanisms.base import Claim
 from dpaudit.validation import check_int
 
 __all__ = ["Played", "certify_at_share", "check_game", "run_membership_audit", "seed_streams"]
-
-
-@dataclasses.dataclass(frozen=True)
-class Played:
-    """What a membership game produced: its evidence (the scores and truth), the scorer's name, and facts about the attack.
-
-    A ladder of canaries played in the same runs gives one `Observations`
-    per canary, certified together by `certify_best`. (The two-dataset
-    game's counterpart is `two_dataset_play.PlayedPair`: its evidence is
-    held-out counts or a histogram.)
-    """
-
-    evidence: Observations | tuple[Observations, ...]
-    scorer: str
-    attack: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    store: RunStore | None = None
 
 
 def seed_streams(seed: int) -> list[np.random.Generator]:
