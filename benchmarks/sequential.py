@@ -11,8 +11,18 @@ seeds where the budget certified nothing. Correct rows (expected
 Built-in mechanisms only, unless --libraries (library adapters run in
 their own environments).
 
+--family canary plays the multi-run canary game (`audit_canaries`, canary
+"auto", `MultiRun(runs, sequential=True)` against `MultiRun(runs)`, the
+default 10,000 runs): runs to a certified violation on the buggy
+built-ins it can play, the bound at the full budget on the correct ones.
+--family dpsgd plays the DP-SGD bug options at the small scale of the
+DP-SGD guide (`DPSGD_BUGS`, each at its documented runs): runs to a
+certified violation, sequential against fixed, and both bounds.
+
 Run: python benchmarks/sequential.py                    (3 seeds, built-ins: about 20 minutes)
      python benchmarks/sequential.py --only 'noisy_max*' --seeds 5
+     python benchmarks/sequential.py --family canary --seeds 3
+     python benchmarks/sequential.py --family dpsgd --seeds 1
 """
 
 from __future__ import annotations
@@ -72,14 +82,113 @@ def _correct(name: str, budget: int, seeds: int) -> str:
     return f"| {name} | {budget:,} | {s:.3f} | {f:.3f} | {s / f:.3f} |" if f > 0 else f"| {name} | {budget:,} | {s:.3f} | {f:.3f} | – |"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--only", help="a glob of mechanism names")
-    parser.add_argument("--libraries", action="store_true", help="also the library adapters' rows")
-    parser.add_argument("--skip-correct", action="store_true", help="only the buggy rows")
-    args = parser.parse_args()
-    start = time.perf_counter()
+DPSGD_BUGS = (
+    ("no-clipping", {"sample_rate": 1.0, "steps": 10, "noise_multiplier": 10.0}, {}, 200),
+    ("noise-unscaled", {"clip_norm": 10.0, "sample_rate": 1.0, "steps": 10, "noise_multiplier": 10.0}, {}, 200),
+    ("clip-batch-mean", {"sample_rate": 1.0, "steps": 10, "noise_multiplier": 10.0}, {}, 200),
+    ("bias-unclipped", {"sample_rate": 1.0, "steps": 10, "noise_multiplier": 10.0}, {"dirac_target": "bias"}, 500),
+    ("accountant-rate", {"sample_rate": 1.0, "steps": 10, "noise_multiplier": 2.0}, {}, 400),
+)
+"""The DP-SGD guide's known bugs at small scale (docs/guides/dpsgd.md): bug, training settings, attack, runs."""
+
+
+def _membership_rows(expected: str, only: str | None) -> list[str]:
+    """Return the built-ins expected to give `expected` that the canary game can play (records or a default pair)."""
+    from dpaudit.mechanisms import get_mechanism, list_mechanisms
+    from dpaudit.mechanisms.registry import registration
+
+    rows = []
+    for name in list_mechanisms():
+        reg = registration(name)
+        if reg.expected != expected or reg.factory.__module__.startswith("dpaudit.mechanisms.adapters"):
+            continue
+        if only is None or fnmatch.fnmatch(name, only):
+            mech = get_mechanism(name)
+            if mech.records is not None or mech.default_pair is not None:
+                rows.append(name)
+    return rows
+
+
+def _played(audit, sequential: bool, runs: int, seed: int, give_up: bool = True):
+    """Return the result of `audit(game, seed)` for the multi-run game of `runs`, sequential or fixed (None: refused)."""
+    from dpaudit.attacks.games import MultiRun
+    from dpaudit.errors import InvalidParameterError
+
+    try:
+        return audit(MultiRun(runs, sequential=sequential, give_up=give_up), seed)
+    except InvalidParameterError:
+        return None
+
+
+def _runs_row(name: str, audit, runs: int, seeds: int) -> str:
+    """Return the row of one buggy target: runs to a certified violation (median), missed seeds, and both mean bounds."""
+    drawn, missed, fixed_missed, bounds = [], 0, 0, ([], [])
+    for seed in range(seeds):
+        seq, fixed = _played(audit, True, runs, seed), _played(audit, False, runs, seed)
+        if seq is None or fixed is None:
+            return f"| {name} | {runs:,} | refused | | | | |"
+        if seq.verdict == "violation":
+            drawn.append(seq.lower_bound.trials)
+        else:
+            missed += 1
+        fixed_missed += fixed.verdict != "violation"
+        bounds[0].append(seq.lower_bound.epsilon)
+        bounds[1].append(fixed.lower_bound.epsilon)
+    median = f"{statistics.median(drawn):,.0f}" if drawn else "–"
+    ratio = f"{statistics.median(drawn) / runs:.3f}" if drawn else "–"
+    return (f"| {name} | {runs:,} | {median} | {missed} | {fixed_missed} | {ratio} | "
+            f"{statistics.mean(bounds[0]):.3f} / {statistics.mean(bounds[1]):.3f} |")
+
+
+def _bound_row(name: str, audit, runs: int, seeds: int) -> str:
+    """Return the row of one correct target: the mean bound at the full budget, sequential (to the budget) and fixed."""
+    seq = [_played(audit, True, runs, seed, give_up=False) for seed in range(seeds)]
+    fixed = [_played(audit, False, runs, seed) for seed in range(seeds)]
+    if None in seq or None in fixed:
+        return f"| {name} | {runs:,} | refused | | |"
+    s, f = (statistics.mean(r.lower_bound.epsilon for r in results) for results in (seq, fixed))
+    return f"| {name} | {runs:,} | {s:.3f} | {f:.3f} | {s / f:.3f} |" if f > 0 else f"| {name} | {runs:,} | {s:.3f} | {f:.3f} | – |"
+
+
+def _canary_family(args: argparse.Namespace) -> None:
+    """Print the canary game's two tables: buggy built-ins (runs to a violation), correct ones (bounds at the budget)."""
+    from dpaudit.attacks.games import DEFAULT_RUNS
+    from dpaudit.audit import audit_canaries
+    from dpaudit.mechanisms import get_mechanism
+
+    def audit_of(name: str):
+        return lambda game, seed: audit_canaries(get_mechanism(name), game=game, seed=seed)
+
+    print(f"Buggy built-ins, canary game: runs to a certified violation (median over {args.seeds} seeds)\n")
+    print("| mechanism | budget | sequential | missed | fixed missed | sequential / budget | mean ε sequential / fixed |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for name in _membership_rows("violation", args.only):
+        print(_runs_row(name, audit_of(name), DEFAULT_RUNS, args.seeds), flush=True)
+    if not args.skip_correct:
+        print(f"\nCorrect built-ins, canary game: the bound at the full budget (mean over {args.seeds} seeds)\n")
+        print("| mechanism | budget | sequential | fixed | ratio |")
+        print("| --- | ---: | ---: | ---: | ---: |")
+        for name in _membership_rows("consistent", args.only):
+            print(_bound_row(name, audit_of(name), DEFAULT_RUNS, args.seeds), flush=True)
+
+
+def _dpsgd_family(args: argparse.Namespace) -> None:
+    """Print the DP-SGD bug options' table: training runs to a certified violation, sequential against fixed."""
+    from dpaudit.audit import audit_dpsgd
+    from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
+
+    print(f"DP-SGD bug options (docs/guides/dpsgd.md): runs to a certified violation (median over {args.seeds} seeds)\n")
+    print("| bug | budget | sequential | missed | fixed missed | sequential / budget | mean ε sequential / fixed |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for bug, settings, attack, runs in DPSGD_BUGS:
+        if args.only is None or fnmatch.fnmatch(bug, args.only):
+            config = DPSGDConfig(bug=bug, **settings)
+            audit = lambda game, seed, c=config, a=attack: audit_dpsgd(c, game=game, seed=seed, **a)  # noqa: E731
+            print(_runs_row(bug, audit, runs, args.seeds), flush=True)
+
+
+def _two_dataset_family(args: argparse.Namespace) -> None:
+    """Print the two-dataset tables (the module docstring)."""
     print(f"Buggy rows: trials per dataset to a certified violation (median over {args.seeds} seeds)\n")
     print("| mechanism | budget | sequential | missed | fixed (today's default) | missed | sequential / fixed |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -91,6 +200,19 @@ def main() -> None:
         print("| --- | ---: | ---: | ---: | ---: |")
         for name, budget in _rows("consistent", args.only, args.libraries):
             print(_correct(name, budget, args.seeds), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--only", help="a glob of mechanism names")
+    parser.add_argument("--libraries", action="store_true", help="also the library adapters' rows")
+    parser.add_argument("--skip-correct", action="store_true", help="only the buggy rows")
+    parser.add_argument("--family", choices=("two-dataset", "canary", "dpsgd"), default="two-dataset",
+                        help="the game: two-dataset (default), the multi-run canary game, or DP-SGD's bug options")
+    args = parser.parse_args()
+    start = time.perf_counter()
+    {"two-dataset": _two_dataset_family, "canary": _canary_family, "dpsgd": _dpsgd_family}[args.family](args)
     print(f"\n{time.perf_counter() - start:.0f} s")
 
 
