@@ -296,10 +296,10 @@ def null_of(args: argparse.Namespace) -> Any:
     if not isinstance(null, dict):
         return null
     if not isinstance(table, dict) or set(table) != set(null):
-        raise InvalidParameterError(
-            f"--null-record {json.dumps(null)} is a row of columns: give --d0 and --d1 as objects of the same columns "
-            f"({', '.join(map(str, null))}), or the record as a number or a list."
-        )
+        remedy = (f": give --d0 and --d1 as objects of the same columns ({', '.join(map(str, null))}), or"
+                  if hasattr(args, "d0") else ", which only a pair of tables has (dpaudit audit --d0, --d1): give")
+        raise InvalidParameterError(f"--null-record {json.dumps(null)} is a row of columns{remedy} the record as a number "
+                                    "or a list.")
     return [null[name] for name in table]
 
 

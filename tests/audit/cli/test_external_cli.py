@@ -98,16 +98,21 @@ def test_d0_and_d1_may_be_objects_of_columns(capsys, tmp_path, monkeypatch):
 
 def test_a_null_record_may_be_an_object_of_columns(capsys, tmp_path, monkeypatch):
     """A row given by its columns is read in --d0's column order: the pair below is a neighbour pair only so."""
-    (tmp_path / "column_sum.py").write_text(
+    (tmp_path / "null_columns.py").write_text(
+        "from dpaudit.mechanisms import blackbox\n"
         "def noisy_total(data, rng, size):\n"
-        "    return sum(data['spend']) + rng.laplace(0.0, 1.0, size)\n")
+        "    return sum(data['spend']) + rng.laplace(0.0, 1.0, size)\n"
+        "mech = blackbox(noisy_total, epsilon=1.0)\n")
     monkeypatch.chdir(tmp_path)
-    command = ["audit", "--python", sys.executable, "column_sum:noisy_total", "--epsilon", "1"]
+    command = ["audit", "--python", sys.executable, "null_columns:noisy_total", "--epsilon", "1"]
     pair = ["--d0", '{"spend": [0.5, 0], "flag": [0, 1]}', "--d1", '{"spend": [0.5, 1], "flag": [0, 0]}']
     code, out, _ = _run(capsys, *command, *pair, "--null-record", '{"flag": 1, "spend": 0}', "--json", *TRIALS)
     assert code == 0 and json.loads(out)["lower_bound"]["epsilon"] > 0.5  # the sums differ by 1: the program saw each
     code, _, err = _run(capsys, *command, "--d0", "[0, 0]", "--d1", "[0, 1]", "--null-record", '{"spend": 0}', *TRIALS)
     assert code == 2 and "objects of the same columns (spend)" in err and len(err.strip().splitlines()) == 1
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, _, err = _run(capsys, "canary", "null_columns:mech", "--null-record", '{"spend": 0}', "--runs", "100")
+    assert code == 2 and "only a pair of tables has" in err and len(err.strip().splitlines()) == 1
 
 
 @pytest.mark.parametrize(("flags", "seconds"), [([], 60.0), (["--timeout", "150"], 150.0), (["--timeout", "2"], 2.0)])
