@@ -125,6 +125,17 @@ def parse_params(pairs: Sequence[str] | None) -> dict[str, Any]:
     return params
 
 
+def _in_this_folder(exc: Exception, module_name: str) -> str:
+    """Return the remedy when the module that was not found lies in the current folder, which the dpaudit command does
+    not search (its script's folder is first on sys.path, not the current one, unlike `python -m`); else ''."""
+    top = module_name.split(".")[0]
+    if not isinstance(exc, ModuleNotFoundError) or exc.name != top:
+        return ""
+    if not (os.path.isfile(f"{top}.py") or os.path.isdir(top)):
+        return ""
+    return " (it is in the current folder, which Python does not search here: run PYTHONPATH=. dpaudit ...)"
+
+
 def load_attribute(reference: str) -> Any:
     """Return the object named by `module:attr`, or raise `UnknownMechanismError` saying why not."""
     from dpaudit.errors import UnknownMechanismError
@@ -133,7 +144,8 @@ def load_attribute(reference: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # any import failure of user code is one sentence
-        raise UnknownMechanismError(f"Cannot import module '{module_name}' of '{reference}': {str(exc).rstrip('.')}.") from exc
+        raise UnknownMechanismError(f"Cannot import module '{module_name}' of '{reference}': {str(exc).rstrip('.')}"
+                                    f"{_in_this_folder(exc, module_name)}.") from exc
     try:
         return getattr(module, attr)
     except AttributeError:

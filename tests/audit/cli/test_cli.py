@@ -61,6 +61,17 @@ def test_bad_input_is_one_sentence_and_exit_2(capsys, argv, words):
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("command", [["audit"], ["canary"], ["dpsgd", "--target"]])
+def test_a_module_of_the_current_folder_not_on_the_path_is_named_with_the_remedy(capsys, tmp_path, monkeypatch, command):
+    (tmp_path / "folder_only_mech.py").write_text("mech = None\n")
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, *command, "folder_only_mech:mech")
+    assert code == 2 and "in the current folder" in err and "PYTHONPATH=." in err and len(err.strip().splitlines()) == 1
+    monkeypatch.chdir(tmp_path.parent)  # elsewhere the module is not found, and no folder is blamed
+    code, _, err = run(capsys, *command, "folder_only_mech:mech")
+    assert code == 2 and "No module named" in err and "current folder" not in err
+
+
 def test_pairs_of_different_lengths_are_refused_under_replace_one():
     from dpaudit.audit import audit_mechanism
     from dpaudit.mechanisms import InvalidParameterError, blackbox
