@@ -15,22 +15,25 @@ import functools
 from typing import Any
 
 import numpy as np
+from dpaudit.attacks.dpsgd.attack import DPSGDAttack
 from dpaudit.attacks.dpsgd.audit_datasets import ADVERSARIAL, AUTO, BATCH_ADVERSARIAL, CANARIES_ONLY, USER_DATA
 from dpaudit.attacks.dpsgd.canaries import CRAFTED, DIRAC, QUIET
 from dpaudit.attacks.dpsgd.game import DPAUDIT, PROBE_STREAM
 from dpaudit.attacks.dpsgd.scores import LOSS, THREATS, WHITE_BOX
+from dpaudit.attacks.dpsgd.screening import ArmJudge
 from dpaudit.attacks.games import MIN_RUNS, SEQUENTIAL, TRAINING_RUNS, Game, MultiRun, OneRun
-from dpaudit.audit.audits.dpsgd_attack import DPSGDAttack
+from dpaudit.attacks.observations import Observations
 from dpaudit.audit.audits.membership import run_membership_audit, seed_streams
 from dpaudit.audit.audits.sequential_runs import check_sequential_bound, play_sequentially
 from dpaudit.audit.audits.subject import Subject
-from dpaudit.audit.estimators.certify import Bound
+from dpaudit.audit.estimators.certify import Bound, certify
+from dpaudit.audit.estimators.projected_runs import auc_mu
 from dpaudit.audit.results.result import MembershipResult
 from dpaudit.audit.theory.upper_bound import upper_bound
 from dpaudit.errors import InvalidParameterError
 from dpaudit.execution.execution import Execution
 from dpaudit.execution.interrupted import Interrupted
-from dpaudit.mechanisms.base import Relation
+from dpaudit.mechanisms.base import Claim, Relation
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 from dpaudit.mechanisms.dpsgd.target import DPSGDTarget, resolve_target
 from dpaudit.validation import check_int
@@ -116,7 +119,8 @@ def audit_dpsgd(
     _check_choices(trained, threat)
     dataset = _dataset(dataset, trained, game, owner)
     canary = _canary(canary, trained, seed)
-    attack = DPSGDAttack(trained, config, canary, dirac_target, threat, scorer, dataset, seed, bound)
+    attack = DPSGDAttack(trained, config, canary, dirac_target, threat, scorer, dataset, seed,
+                         _arm_judge(bound, trained.claim))
     event = trained.event
     subject = Subject(trained.name, trained.params, trained.claim,
                       lambda delta: None if event is None else upper_bound(event, delta=delta))
@@ -136,6 +140,22 @@ def _sequentially(attack: DPSGDAttack, game: MultiRun, bound: Bound, seed: int, 
     batches, scorer, facts = attack.batches(game, execution, data_rng, game_rng)
     return play_sequentially(owner="audit_dpsgd", game=game, bound=bound, seed=seed, subject=subject, play=batches.play,
                              scorer=lambda: scorer, attack=facts, progress=execution.progress, store=batches.store)
+
+
+def _arm_judge(bound: Bound, claim: Claim) -> ArmJudge:
+    """Return how `dataset="auto"` screening judges each (dataset, canary) arm: ranked by μ̂ = √2·Φ⁻¹(AUC) of its
+    scores (`auc_mu`), reported with the ε its screening runs certify alone under `bound` (`_arm_epsilon`).
+
+    Sound whatever they say: they only choose the dataset and describe the
+    choice, and the game's bound is certified on runs apart from screening's.
+    """
+    return ArmJudge(rank=auc_mu, epsilon=functools.partial(_arm_epsilon, bound=bound, claim_delta=claim.delta))
+
+
+def _arm_epsilon(obs: Observations, rng: np.random.Generator, *, bound: Bound, claim_delta: float) -> float:
+    """Return the ε lower bound that one arm's screening scores certify alone, as a multi-run game of their runs, under
+    `bound` at its δ (else the claim's), holding as `certify`'s does at the bound's confidence."""
+    return certify(obs, MultiRun(obs.size), bound, delta=bound.delta_for(claim_delta), rng=rng).epsilon
 
 
 def _game(game: Game | None, runs: int | str | None, owner: str) -> Game:

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from dpaudit.attacks.dpsgd.screening import FINALISTS, RESCREEN, screen_runs
 from dpaudit.attacks.games import MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.audits.dpsgd import audit_dpsgd
-from dpaudit.audit.audits.dpsgd_screening import FINALISTS, RESCREEN, screen_runs
 from dpaudit.audit.audits.membership import Played, run_membership_audit
 from dpaudit.audit.audits.subject import Subject
 from dpaudit.audit.estimators.certify import Bound

@@ -4,20 +4,22 @@ Each candidate dataset (`candidate_datasets`: the canaries alone, a few
 rows, adversarial rows, the user's data) is played with its ladder of
 canaries on SCREEN_FRACTION of the audit's runs (at least MIN_SCREEN),
 each run seeded by child (SCREEN_STREAM, d, i) of the audit's seed, and
-every (dataset, canary) arm is scored by the AUC of its scores (μ̂ =
-√2·Φ⁻¹(AUC)). With one round, μ̂ of some ten arms on a few hundred runs
-each is noisy enough (standard error near 0.14) that the highest is often
-a weak arm's lucky draw; so, as in successive halving (Jamieson and
-Talwalkar, AISTATS 2016), the FINALISTS datasets whose best arm ranks
-highest play RESCREEN times as many runs again (children (SCREEN_STREAM,
-d, RESCREEN_ROUND, i)), and their arms are ranked on all their screening
-runs. The arm with the highest μ̂ is the one the audit plays,
-alone, on the full runs, whose seeds (RUN_STREAM, i) and membership draws
-are fresh. The choice reads only the screening runs, independent of the
-game's, so the game's bound keeps its full confidence: this is the
-"screening phase on separate runs" way to pay for a choice (no union bound
-needed). Each arm's screening bound (alone, at the audit's confidence) is
-reported so that a miss says what was tried; none of them is the verdict.
+every (dataset, canary) arm is ranked by the entry point's `ArmJudge`
+(the audit's: μ̂ = √2·Φ⁻¹(AUC) of its scores). With one round, μ̂ of some
+ten arms on a few hundred runs each is noisy enough (standard error near
+0.14) that the highest is often a weak arm's lucky draw; so, as in
+successive halving (Jamieson and Talwalkar, AISTATS 2016), the FINALISTS
+datasets whose best arm ranks highest play RESCREEN times as many runs
+again (children (SCREEN_STREAM, d, RESCREEN_ROUND, i)), and their arms are
+ranked on all their screening runs. The arm ranked highest is the one the
+audit plays, alone, on the full runs, whose seeds (RUN_STREAM, i) and
+membership draws are fresh. The choice reads only the screening runs,
+independent of the game's, so the game's bound keeps its full confidence:
+this is the "screening phase on separate runs" way to pay for a choice (no
+union bound needed). Each arm's screening bound (alone, at the audit's
+confidence) is reported so that a miss says what was tried; none of them
+is the verdict. What ranks and bounds an arm comes down from the entry
+point: the game never imports the audit layer.
 """
 
 from __future__ import annotations
@@ -29,16 +31,13 @@ import numpy as np
 from dpaudit.attacks.dpsgd.audit_datasets import AuditDataset
 from dpaudit.attacks.dpsgd.game import SCREEN_STREAM, DPSGDGame
 from dpaudit.attacks.dpsgd.runs import multi_run
-from dpaudit.attacks.games import MultiRun
 from dpaudit.attacks.observations import Observations
-from dpaudit.audit.estimators.certify import Bound, certify
-from dpaudit.audit.estimators.projected_runs import auc_mu
 from dpaudit.errors import MechanismError
 from dpaudit.execution.execution import Execution
 from dpaudit.execution.run_store import RunStore
 from dpaudit.mechanisms.dpsgd.config import DPSGDConfig
 
-__all__ = ["MIN_SCREEN", "SCREEN_FRACTION", "Screening", "screen"]
+__all__ = ["MIN_SCREEN", "SCREEN_FRACTION", "ArmJudge", "Screening", "screen"]
 
 StoreOf = Callable[[int, AuditDataset, int, int], Optional[RunStore]]
 """Where candidate d's screening runs of a stage (0, or RESCREEN_ROUND: a finalist's) go: `store_of(d, candidate, runs, stage)`."""
@@ -47,6 +46,22 @@ MIN_SCREEN = 10
 FINALISTS = 2
 RESCREEN = 2
 RESCREEN_ROUND = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class ArmJudge:
+    """How screening ranks the (dataset, canary) arms and what it reports of each, handed down by the entry point.
+
+    `rank(obs)` returns an arm's rank from its screening scores, higher for
+    an arm expected to certify more (the audit's: μ̂ = √2·Φ⁻¹(AUC));
+    `epsilon(obs, rng)` returns the ε lower bound that the arm's screening
+    scores certify alone, drawing from `rng` if the estimator draws. Each
+    only steers the choice or describes it: the verdict is certified on the
+    game's fresh runs.
+    """
+
+    rank: Callable[[Observations], float]
+    epsilon: Callable[[Observations, np.random.Generator], float]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,8 +82,9 @@ def screen_runs(runs: int) -> int:
 
 def screen(candidates: list[AuditDataset], *, config: DPSGDConfig, threat: str, scorer: str, runs: int,
            game_rng: np.random.Generator, estimator_rng: np.random.Generator, seed: int, execution: Execution,
-           bound: Bound, delta: float, store_of: StoreOf = lambda d, candidate, runs, stage: None) -> Screening:
-    """Return the finalists' (dataset, canary) arm of highest screening μ̂, with each arm's μ̂ and screening bound.
+           judge: ArmJudge, store_of: StoreOf = lambda d, candidate, runs, stage: None) -> Screening:
+    """Return the finalists' (dataset, canary) arm of highest `judge.rank`, with each arm's rank and screening bound
+    (`judge.epsilon`, drawing from `estimator_rng`).
 
     Inputs: the candidates (fixed before any run), screening runs of their
     own seeds, membership drawn from `game_rng`. Sound for the game that
@@ -92,7 +108,7 @@ def screen(candidates: list[AuditDataset], *, config: DPSGDConfig, threat: str, 
         _play_or_drop(lambda: play(d, 0, count), d, candidates, arms, failed)
     if not arms:
         raise MechanismError(f"The loop failed on every dataset screened: {'; '.join(failed)}")
-    finalists = sorted(arms, key=lambda d: -max(auc_mu(obs) for obs in arms[d]))[:FINALISTS]
+    finalists = sorted(arms, key=lambda d: -max(judge.rank(obs) for obs in arms[d]))[:FINALISTS]
     for d in finalists if len(arms) > 1 else ():
         first = arms[d]
         _play_or_drop(lambda: tuple(map(_pooled, first, play(d, RESCREEN_ROUND, RESCREEN * count))), d, candidates,
@@ -101,10 +117,10 @@ def screen(candidates: list[AuditDataset], *, config: DPSGDConfig, threat: str, 
     rows, best = [], (-np.inf, 0, 0)
     for d, candidate in enumerate(candidates):
         for j, obs in enumerate(arms.get(d, ())):
-            mu = auc_mu(obs)
-            lower = certify(obs, MultiRun(obs.size), bound, delta=delta, rng=estimator_rng)
+            mu = judge.rank(obs)
+            epsilon = judge.epsilon(obs, estimator_rng)
             rows.append({"dataset": candidate.label, "canary": j, **_magnitude(candidate, j), "screening_runs": obs.size,
-                         "screening_mu": round(mu, 4), "screening_epsilon": round(lower.epsilon, 4)})
+                         "screening_mu": round(mu, 4), "screening_epsilon": round(epsilon, 4)})
             if d in finalists and mu > best[0]:
                 best = (mu, d, j)
     return Screening(candidates[best[1]], best[2], tuple(rows), tuple(failed))

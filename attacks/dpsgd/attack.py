@@ -4,7 +4,8 @@
 `run_membership_audit`: canaries (and for a user's loop the dataset, chosen
 or screened) from the data stream, membership from the game stream, runs
 seeded by the audit's seed, each finished run kept in the execution's run
-store.
+store. What ranks the screened datasets and bounds each arm comes down from
+the entry point (`ArmJudge`): the attack never imports the audit layer.
 """
 
 from __future__ import annotations
@@ -20,10 +21,9 @@ from dpaudit.attacks.dpsgd.game import DPSGDGame, resolve_trainer
 from dpaudit.attacks.dpsgd.run_batches import RunBatches
 from dpaudit.attacks.dpsgd.runs import multi_run, one_run
 from dpaudit.attacks.dpsgd.scores import WHITE_BOX
+from dpaudit.attacks.dpsgd.screening import ArmJudge, screen
 from dpaudit.attacks.games import Game, MultiRun, OneRun
-from dpaudit.audit.audits.dpsgd_screening import screen
-from dpaudit.audit.audits.membership import Played
-from dpaudit.audit.estimators.certify import Bound
+from dpaudit.attacks.played import Played
 from dpaudit.errors import MechanismError
 from dpaudit.execution.execution import Execution
 from dpaudit.execution.fingerprint import fingerprint
@@ -36,7 +36,8 @@ __all__ = ["DPSGDAttack"]
 
 @dataclasses.dataclass(frozen=True)
 class DPSGDAttack:
-    """What the audit of `target` plays: canary kind and placement, threat, black-box score, dataset, seed, bound."""
+    """What the audit of `target` plays: canary kind and placement, threat, black-box score, dataset, seed, and how
+    a screened dataset's arms are judged (`judge`)."""
 
     target: DPSGDTarget
     config: DPSGDConfig
@@ -46,7 +47,7 @@ class DPSGDAttack:
     scorer: str
     dataset: str | int
     seed: int
-    bound: Bound
+    judge: ArmJudge
 
     def play(self, game: Game, execution: Execution, data_rng: np.random.Generator,
              game_rng: np.random.Generator) -> Played:
@@ -103,10 +104,9 @@ class DPSGDAttack:
         candidates = list(built.datasets)
         if not candidates:
             raise MechanismError(f"The loop failed on every dataset it could be audited on: {'; '.join(built.failed)}")
-        delta = self.bound.delta_for(self.target.claim.delta)
         found = screen(candidates, config=self.config, threat=self.threat, scorer=self.scorer, runs=game.runs,
                        game_rng=game_rng, estimator_rng=np.random.default_rng(data_rng.integers(2**63)), seed=self.seed,
-                       execution=execution, bound=self.bound, delta=delta,
+                       execution=execution, judge=self.judge,
                        store_of=functools.partial(self._screening_store, execution))
         facts = {"dataset": found.dataset.label, "dataset_choice": "auto: the arm of highest AUC on screening runs",
                  "datasets_played": [c.label for c in candidates], "screening": list(found.arms),
