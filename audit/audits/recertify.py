@@ -65,9 +65,10 @@ def recertify(result: Result, bound: Bound) -> Result:
     """
     if not isinstance(bound, Bound):
         raise InvalidParameterError(f"recertify needs a Bound; got {type(bound).__name__}.")
-    if isinstance(result, AuditResult) and result.phases is not None and result.phases.sequential is not None:
-        raise InvalidParameterError("A trials='sequential' result holds at every stopping time only under the confidence"
-                                    " sequences it was played with; audit again under the other bound instead.")
+    if _is_sequential(result):
+        raise InvalidParameterError("A sequential result (trials or runs 'sequential') holds at every stopping time only"
+                                    " under the confidence sequences it was played with; audit again under the other bound"
+                                    " instead.")
     if isinstance(result, ReplayResult):
         again = _replayed(result, bound)
     elif isinstance(result, AuditResult) and result.evidence is not None:
@@ -87,6 +88,13 @@ def _delta(result: Result, bound: Bound) -> float:
 def _upper(result: Result, delta: float) -> UpperBound | None:
     old = result.upper_bound
     return old if old is None or old.delta == delta else UpperBound(float("inf"), delta, "not recomputed")
+
+
+def _is_sequential(result: Result) -> bool:
+    """Return whether `result` comes from a sequential game (two-dataset trials or membership runs)."""
+    if isinstance(result, AuditResult):
+        return result.phases is not None and result.phases.sequential is not None
+    return isinstance(result, MembershipResult) and bool(getattr(result.game_spec, "sequential", False))
 
 
 def _is_auto(result: AuditResult) -> bool:

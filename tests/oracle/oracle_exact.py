@@ -229,6 +229,9 @@ SET_ASIDE = {
     "group_laplace": "group of the built-in laplace: the cell (laplace, get_mechanism, group)",
     "group_pair": "the default pair of `group`, played by every group cell that audits a default pair",
     "Claim": "a value, not a mechanism",
+    "BoxRecords": "a record domain that blackbox(records=...) takes, not a mechanism",
+    "CategoryRecords": "a record domain that blackbox(records=...) takes, not a mechanism",
+    "VectorRecords": "a record domain that blackbox(records=...) takes, not a mechanism",
     "Mechanism": "the class every constructor returns; built directly it is a built-in (get_mechanism's cells)",
     "Relation": "a value: every relation is a variant of the blackbox cells",
     "check_pair": "the neighbour check every cell runs before it audits",
@@ -434,18 +437,7 @@ def play_replay(cell: Cell, seed: int, trials: int) -> Outcome | None:
     """Return the outcome of `audit_replay` on the cell's valid pair (None when the cell draws no valid pair)."""
     from dpaudit.audit import audit_replay
 
-    rng = np.random.default_rng([seed, zlib.crc32(cell.describe().encode())])
-    mech = cell.mechanism()
-    pair = draw_pair(cell, rng, cell.steps(), "valid")
-    if pair is None:
-        return None
-    d0, d1 = pair
-    try:
-        result = audit_replay(mech, d0, d1, trials=trials, seed=seed)
-    except InvalidParameterError as exc:
-        return Outcome(f"valid pair {d0.tolist()} / {d1.tolist()} refused by audit_replay: {exc}")
-    exact = exact_epsilon(cell.law(d0), cell.law(d1), mech.claim.delta, COMPOSED if cell.transform == "compose" else 1)
-    return Outcome(None, result.lower_bound.epsilon, exact)
+    return _play_valid(cell, seed, "audit_replay", lambda mech, d0, d1: audit_replay(mech, d0, d1, trials=trials, seed=seed))
 
 
 def play_sequential_runs(cell: Cell, seed: int, runs: int) -> Outcome | None:
@@ -454,16 +446,25 @@ def play_sequential_runs(cell: Cell, seed: int, runs: int) -> Outcome | None:
     from dpaudit.attacks.games import MultiRun
     from dpaudit.audit import audit_canaries
 
+    game = MultiRun(runs, sequential=True, give_up=False)
+
+    def audit(mech, d0, d1):
+        return audit_canaries(dataclasses.replace(mech, default_pair=(d0, d1)), game=game, canary="pair", seed=seed)
+
+    return _play_valid(cell, seed, "the sequential multi-run game", audit)
+
+
+def _play_valid(cell: Cell, seed: int, by: str, audit: Callable[[Any, np.ndarray, np.ndarray], Any]) -> Outcome | None:
+    """Return the outcome of `audit(mechanism, d0, d1)` on the cell's valid pair (None when the cell draws none)."""
     rng = np.random.default_rng([seed, zlib.crc32(cell.describe().encode())])
     mech = cell.mechanism()
     pair = draw_pair(cell, rng, cell.steps(), "valid")
     if pair is None:
         return None
     d0, d1 = pair
-    game = MultiRun(runs, sequential=True, give_up=False)
     try:
-        result = audit_canaries(dataclasses.replace(mech, default_pair=(d0, d1)), game=game, canary="pair", seed=seed)
+        result = audit(mech, d0, d1)
     except InvalidParameterError as exc:
-        return Outcome(f"valid pair {d0.tolist()} / {d1.tolist()} refused by the sequential multi-run game: {exc}")
+        return Outcome(f"valid pair {d0.tolist()} / {d1.tolist()} refused by {by}: {exc}")
     exact = exact_epsilon(cell.law(d0), cell.law(d1), mech.claim.delta, COMPOSED if cell.transform == "compose" else 1)
     return Outcome(None, result.lower_bound.epsilon, exact)

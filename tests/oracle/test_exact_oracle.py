@@ -72,11 +72,12 @@ def test_the_exact_epsilon_of_known_laws():
     assert exact.exact_epsilon(*gaussian, 1e-5, compositions=4) == pytest.approx(gdp_epsilon(delta=1e-5, mu=1.0), abs=1e-4)
 
 
-def _run_replay(seeds: range, trials: int, transforms: tuple) -> tuple[list[str], int, int]:
+def _run_valid(play, seeds: range, size: int, transforms: tuple) -> tuple[list[str], int, int]:
+    """Return the defects, the audits and those above exact ε of `play(cell, seed, size)` on every cell with `transforms`."""
     defects, audited, above = [], 0, 0
     for seed in seeds:
         for cell in (c for c in exact.cells() if c.transform in transforms):
-            outcome = exact.play_replay(cell, seed, trials)
+            outcome = play(cell, seed, size)
             if outcome is None:
                 continue
             if outcome.defect:
@@ -88,41 +89,26 @@ def _run_replay(seeds: range, trials: int, transforms: tuple) -> tuple[list[str]
 
 
 def test_audit_replay_refuses_no_valid_pair_and_passes_exact_epsilon_at_most_at_its_rate():
-    defects, audited, above = _run_replay(range(1), FAST_TRIALS, (None,))
+    defects, audited, above = _run_valid(exact.play_replay, range(1), FAST_TRIALS, (None,))
     assert not defects, defects[:5]
     assert audited >= len(exact.targets()) and above <= binom.ppf(0.999, audited, 0.05)
 
 
 @pytest.mark.slow
 def test_audit_replay_over_every_cell_and_seed_passes_exact_epsilon_at_most_at_its_rate():
-    defects, audited, above = _run_replay(range(SLOW_SEEDS), FAST_TRIALS, (None, *exact.TRANSFORMS))
+    defects, audited, above = _run_valid(exact.play_replay, range(SLOW_SEEDS), FAST_TRIALS, (None, *exact.TRANSFORMS))
     assert not defects, defects[:5]
     assert above <= binom.ppf(0.999, audited, 0.05)
 
 
-def _run_sequential(seeds: range, runs: int, transforms: tuple) -> tuple[list[str], int, int]:
-    defects, audited, above = [], 0, 0
-    for seed in seeds:
-        for cell in (c for c in exact.cells() if c.transform in transforms):
-            outcome = exact.play_sequential_runs(cell, seed, runs)
-            if outcome is None:
-                continue
-            if outcome.defect:
-                defects.append(f"{cell.describe()} (seed {seed}): {outcome.defect}")
-                continue
-            audited += 1
-            above += outcome.lower > outcome.exact + 1e-6
-    return defects, audited, above
-
-
 def test_the_sequential_multi_run_game_refuses_no_valid_pair_and_passes_exact_epsilon_at_most_at_its_rate():
-    defects, audited, above = _run_sequential(range(1), FAST_RUNS, (None,))
+    defects, audited, above = _run_valid(exact.play_sequential_runs, range(1), FAST_RUNS, (None,))
     assert not defects, defects[:5]
     assert audited >= len(exact.targets()) and above <= binom.ppf(0.999, audited, 0.05)
 
 
 @pytest.mark.slow
 def test_the_sequential_multi_run_game_over_every_cell_and_seed_passes_exact_epsilon_at_most_at_its_rate():
-    defects, audited, above = _run_sequential(range(SLOW_SEEDS), SLOW_RUNS, (None, *exact.TRANSFORMS))
+    defects, audited, above = _run_valid(exact.play_sequential_runs, range(SLOW_SEEDS), SLOW_RUNS, (None, *exact.TRANSFORMS))
     assert not defects, defects[:5]
     assert above <= binom.ppf(0.999, audited, 0.05)

@@ -71,7 +71,7 @@ def test_a_correct_mechanism_stops_once_the_claim_is_out_of_reach_and_the_json_l
     assert all(e["selection_runs"] > 0 and e["confidence"] < 1 for e in epochs)
     assert sum(e["selection_runs"] + e["judged_runs"] for e in epochs) == lower["sequential"]["runs_drawn"]
     assert res.observations is None
-    with pytest.raises(InvalidParameterError, match="evidence"):
+    with pytest.raises(InvalidParameterError, match="confidence sequences it was played with"):
         recertify(res, Bound(confidence=0.9))
 
 
