@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 from dpaudit.errors import MechanismError
-from dpaudit.mechanisms.adapters.tumult_core import Requests, absent, interpreter, one_row_added
+from dpaudit.mechanisms.adapters.tumult_core import Requests, absent, interpreter, one_row_added, registered_environment
 from dpaudit.mechanisms.base import Mechanism, Relation
 from dpaudit.mechanisms.builtins.statistics import present_records
 from dpaudit.mechanisms.environments import Environment, declare
@@ -643,4 +643,5 @@ if tumult_analytics_python() is not None:
         (tumult_analytics_grouped_count_private_keys, "violation", 0.02),
         (tumult_analytics_grouped_count_zcdp_private_keys, "violation", 0.02),
     ):
-        register(_factory.__name__, expected=_expected, suite_trials=_cost)(_factory)
+        register(_factory.__name__, expected=_expected, suite_trials=_cost,
+                 environment=registered_environment(ENVIRONMENT_VARIABLE, ENVIRONMENT.name))(_factory)

@@ -65,6 +65,7 @@ __all__ = [
     "ENVIRONMENT_VARIABLE",
     "Requests",
     "absent",
+    "registered_environment",
     "interpreter",
     "one_row_added",
     "tumult_gaussian",
@@ -111,6 +112,12 @@ def interpreter(variable: str, environment: str) -> str | None:
     if given is not None:
         return given if given and _runnable(given) else None
     return str(built_python(environment, create=False)) if environment_exists(environment) else None
+
+
+def registered_environment(variable: str, environment: str) -> str | None:
+    """Return the environment to register a library's mechanisms under: the declared one, unless `variable` names another
+    interpreter (then None: the user's own, which `ready` cannot check), so a whole suite leaves the built one's rows out."""
+    return None if os.environ.get(variable) else environment
 
 
 def absent(library: str, variable: str, environment: str) -> InvalidParameterError:
@@ -434,4 +441,5 @@ if tumult_python() is not None:
                             (tumult_laplace_sum, 0.02), (tumult_gaussian_sum, 0.02), (tumult_gaussian_sum_bits, 0.02),
                             (tumult_grouped_count, 0.02)):
         _expected = "violation" if _factory.__name__.endswith("_bits") else "consistent"
-        register(_factory.__name__, expected=_expected, suite_trials=_cost)(_factory)
+        register(_factory.__name__, expected=_expected, suite_trials=_cost,
+                 environment=registered_environment(ENVIRONMENT_VARIABLE, ENVIRONMENT.name))(_factory)
