@@ -77,13 +77,14 @@ def test_a_wrong_user_mechanism_names_the_failing_test():
         assert_private(wrong, [0.0], [1.0], max_trials=4 * ONE_ROUND)
 
 
-def test_a_tight_correct_mechanism_fails_at_most_one_minus_confidence_of_the_time():
+@pytest.mark.parametrize("replay", [False, True])
+def test_a_tight_correct_mechanism_fails_at_most_one_minus_confidence_of_the_time(replay):
     seeds = 40
     exact = blackbox(_laplace_sum(1.0), epsilon=1.0, name="exactly-tight", null_record=0.0)
     failures = 0
     for seed in range(seeds):
         try:
-            assert_private(exact, [0.0], [1.0], max_trials=ONE_ROUND, confidence=0.95, seed=seed)
+            assert_private(exact, [0.0], [1.0], max_trials=ONE_ROUND, confidence=0.95, seed=seed, replay=replay)
         except PrivacyViolation:
             failures += 1
     assert failures <= binom.ppf(0.999, seeds, 0.05)
@@ -123,14 +124,3 @@ def test_replay_is_true_or_false(replay):
     with pytest.raises(InvalidParameterError, match="'replay' parameter of assert_private"):
         assert_private(get_mechanism("laplace", epsilon=1.0), replay=replay)
 
-
-def test_with_replay_a_tight_correct_mechanism_fails_at_most_one_minus_confidence_of_the_time():
-    seeds = 40
-    exact = blackbox(_laplace_sum(1.0), epsilon=1.0, name="exactly-tight", null_record=0.0)
-    failures = 0
-    for seed in range(seeds):
-        try:
-            assert_private(exact, [0.0], [1.0], max_trials=ONE_ROUND, confidence=0.95, seed=seed, replay=True)
-        except PrivacyViolation:
-            failures += 1
-    assert failures <= binom.ppf(0.999, seeds, 0.05)

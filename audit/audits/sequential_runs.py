@@ -37,6 +37,7 @@ from typing import Any, Callable
 
 from dpaudit.attacks.games import MultiRun
 from dpaudit.attacks.observations import Observations
+from dpaudit.audit.audits.sequential_trials import EPOCH_GROWTH, epoch_shares, grown_epochs
 from dpaudit.audit.audits.subject import Subject
 from dpaudit.audit.estimators.certify import Bound
 from dpaudit.audit.estimators.lower_bound import LowerBound
@@ -52,8 +53,6 @@ __all__ = ["FIRST_EPOCH", "METHOD", "check_sequential_bound", "planned_epochs", 
 
 FIRST_EPOCH = 100
 SMALLEST_EPOCH = 40
-EPOCH_GROWTH = 4
-FINAL_SHARE = 0.5
 SELECTION = 0.25
 FIRST_LOOK = 16
 LOOK_GROWTH = 1.5
@@ -69,19 +68,7 @@ def planned_epochs(max_runs: int) -> list[int]:
     f is FIRST_EPOCH, or a fifth of a smaller budget (at least SMALLEST_EPOCH),
     so that a budget of a few hundred training runs still looks early.
     """
-    sizes: list[int] = []
-    size = min(FIRST_EPOCH, max(max_runs // (EPOCH_GROWTH + 1), SMALLEST_EPOCH))
-    while sum(sizes) + size + EPOCH_GROWTH * size <= max_runs:
-        sizes.append(size)
-        size *= EPOCH_GROWTH
-    return sizes + [max_runs - sum(sizes)]
-
-
-def epoch_shares(count: int) -> tuple[float, ...]:
-    """Return each epoch's share of β: FINAL_SHARE to the last, the rest evenly to the others (all of it to a lone one)."""
-    if count == 1:
-        return (1.0,)
-    return ((1.0 - FINAL_SHARE) / (count - 1),) * (count - 1) + (FINAL_SHARE,)
+    return grown_epochs(min(FIRST_EPOCH, max(max_runs // (EPOCH_GROWTH + 1), SMALLEST_EPOCH)), max_runs)
 
 
 def look_sizes(runs: int) -> list[int]:

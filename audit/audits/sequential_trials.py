@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from dpaudit.audit.estimators.certify import Bound
 
 __all__ = ["FINAL_SHARE", "FIRST_EPOCH", "SEQUENTIAL", "audit_sequentially", "check_sequential", "epoch_shares",
-           "look_sizes", "planned_epochs"]
+           "grown_epochs", "look_sizes", "planned_epochs"]
 
 SEQUENTIAL = "sequential"
 FIRST_EPOCH = 1000
@@ -65,12 +65,17 @@ EPOCH_KEY = 0x5E9
 
 def planned_epochs(max_trials: int) -> list[int]:
     """Return the epochs' trials per dataset: FIRST_EPOCH·4^k while the rest still exceeds 4 times the next, then the rest."""
+    return grown_epochs(FIRST_EPOCH, max_trials)
+
+
+def grown_epochs(first: int, budget: int) -> list[int]:
+    """Return epochs of `first`·EPOCH_GROWTH^k while the rest of `budget` still exceeds EPOCH_GROWTH times the next, then the rest."""
     sizes: list[int] = []
-    size = FIRST_EPOCH
-    while sum(sizes) + size + EPOCH_GROWTH * size <= max_trials:
+    size = first
+    while sum(sizes) + size + EPOCH_GROWTH * size <= budget:
         sizes.append(size)
         size *= EPOCH_GROWTH
-    return sizes + [max_trials - sum(sizes)]
+    return sizes + [budget - sum(sizes)]
 
 
 def epoch_shares(count: int) -> tuple[float, ...]:
