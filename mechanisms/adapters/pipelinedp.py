@@ -14,7 +14,11 @@ their records, as PipelineDP documents.
 One engine run costs about 20 µs (partition selection) to 65 µs (aggregate)
 (`python benchmarks/library_speed.py`); the noise comes from python-dp's own
 generator, so the `rng` passed in is not used and an audit's seed does not
-reproduce the outputs. Registered only when `pipeline_dp` is installed; it takes
+reproduce the outputs. Nor can a replay record or replay its draws: its
+noise and its partition selection are python-dp's, drawn in C++, and its
+contribution bounding samples from numpy's global state (`np.random.choice`
+in `sampling_utils`); each sampler says so (`CPP_NOISE`), and `audit_replay`
+refuses it in one sentence. Registered only when `pipeline_dp` is installed; it takes
 seconds to import, so it is imported when an adapter first runs.
 """
 
@@ -41,6 +45,10 @@ __all__ = [
 ]
 
 BACKGROUND_USERS = 3
+CPP_NOISE = ("PipelineDP adds its noise and selects its partitions with python-dp, which draws in C++ from its own "
+             "secure generator, and samples contributions from numpy's global state; no random source dpaudit hands a "
+             "mechanism reaches the first")
+"""Why a PipelineDP release cannot be replayed: the `not_replayable` of its samplers (read by `dpaudit.attacks.replay`)."""
 TARGET, OTHER = 0, 1
 
 
@@ -133,6 +141,8 @@ def _count_sum_mechanism(name: str, *, epsilon: float, max_value: float, rows_pe
         rows = _rows(np.asarray(data, dtype=float), TARGET)
         return np.array([_count_sum(rows, eps, top, row_ids) for _ in range(size)])
 
+    setattr(sample, "not_replayable", CPP_NOISE)
+
     # COUNT and SUM get ε/2 each; one user moves them by 1 and max_value (k and k·max_value when unbounded).
     moved = k if row_ids else 1
     half = dp_event.LaplaceDpEvent(noise_multiplier=2.0 / (eps * moved))
@@ -182,6 +192,8 @@ def _selection_mechanism(name: str, *, epsilon: float, delta: float, users: int,
         target = np.asarray(data, dtype=float)
         rows = _rows(target, TARGET) + _rows(np.zeros((BACKGROUND_USERS, 1)), OTHER, first_user=len(target))
         return np.array([_selected(rows, eps, dlt, row_ids) for _ in range(size)])
+
+    setattr(sample, "not_replayable", CPP_NOISE)
 
     claimed = EpsilonDeltaDpEvent(eps, dlt)
     return Mechanism(

@@ -15,8 +15,10 @@ The library has no batched call and draws from its own generator: the
 adapters loop in Python (2–4 µs a draw, BoundedMean about 18 µs;
 `python benchmarks/library_speed.py`), the `rng` passed in is not used, and
 an audit's seed does not reproduce the outputs (every draw is fresh, so
-soundness is unaffected). Registered only when `pydp` is installed; it is imported when an
-adapter is built.
+soundness is unaffected). For the same reason a replay cannot record or
+replay its draws: each sampler says so (`CPP_NOISE`), and `audit_replay`
+refuses it in one sentence. Registered only when `pydp` is installed; it is
+imported when an adapter is built.
 """
 
 from __future__ import annotations
@@ -50,6 +52,9 @@ __all__ = [
 ]
 
 GAUSSIAN_DELTA = 1e-5
+CPP_NOISE = ("python-dp draws its noise in C++ (Google's differential-privacy library, from its own secure generator "
+             "seeded by the operating system), which no random source dpaudit hands a mechanism reaches")
+"""Why a python-dp release cannot be replayed: the `not_replayable` of its samplers (read by `dpaudit.attacks.replay`)."""
 
 
 def build(owner: str, make: Callable[[], Any]) -> Any:
@@ -72,6 +77,7 @@ def _answer_mechanism(name: str, noise: Any, *, sensitivity: float, bits: bool, 
         out = repeat(lambda: noise.add_noise(value), size)
         return as_bits(out) if bits else out
 
+    setattr(sample, "not_replayable", CPP_NOISE)
     return Mechanism(
         name=name, sampler=sample, claim=claim, event=event,
         default_pair=(np.array([0.0]), np.array([sensitivity])), neighbours=answers_within(sensitivity),
@@ -181,6 +187,8 @@ def _aggregation(name: str, make: Callable[[], Any], *, low: float, high: float,
         records = np.asarray(data, dtype=float).ravel()
         present = [float(x) for x in records[~np.isnan(records)]]
         return repeat(lambda: algorithm.quick_result(present), size)
+
+    setattr(sample, "not_replayable", CPP_NOISE)
 
     return Mechanism(
         name=name, sampler=sample, claim=Claim(epsilon, 0.0), event=event, default_pair=pair,

@@ -58,3 +58,13 @@ def test_user_relation() -> None:
     assert "differ in 2 users" in check(two, d1)
     with pytest.raises(InvalidParameterError, match="not neighbours"):
         audit_mechanism(get_mechanism("pipelinedp_count_sum"), two, d1, trials=100)
+
+
+@pytest.mark.parametrize("name", ["pipelinedp_count_sum", "pipelinedp_partition_selection"])
+def test_a_replay_is_refused_in_one_sentence_that_names_python_dp_and_numpy_s_global_state(name: str) -> None:
+    from dpaudit.attacks.replay import NotReplayable
+    from dpaudit.audit import audit_replay
+
+    words = rf"^Mechanism '{name}' cannot be replayed: PipelineDP .*python-dp.*numpy's global state[^.]*\.$"
+    with pytest.raises(NotReplayable, match=words):
+        audit_replay(get_mechanism(name))

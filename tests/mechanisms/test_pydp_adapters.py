@@ -90,3 +90,12 @@ def test_non_neighbours_are_refused() -> None:
 def test_bad_parameters_fail_in_one_sentence(name: str, params: dict, match: str) -> None:
     with pytest.raises(InvalidParameterError, match=match):
         get_mechanism(name, **params)
+
+
+@pytest.mark.parametrize("name", ["pydp_laplace", "pydp_gaussian_bits", "pydp_count", "pydp_bounded_mean"])
+def test_a_replay_is_refused_in_one_sentence_that_names_the_c_plus_plus_noise(name: str) -> None:
+    from dpaudit.attacks.replay import NotReplayable
+    from dpaudit.audit import audit_replay
+
+    with pytest.raises(NotReplayable, match=rf"^Mechanism '{name}' cannot be replayed: python-dp draws its noise in C\+\+[^.]*\.$"):
+        audit_replay(get_mechanism(name))
