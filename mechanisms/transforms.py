@@ -10,13 +10,23 @@
 Claims are the textbook theorems applied to the inner claim (basic
 composition, amplification by subsampling, group privacy); the upper bound
 `dpaudit.audit.theory.upper_bound(mech.event)` is the tight one.
+
+A replay (`dpaudit.audit.audit_replay`) reads two attributes of a sampler:
+`not_replayable` (why its draws cannot be replayed) and `replay` (a library
+that replays in its own environment, one call at a time). A transform keeps
+a truthful answer (`_replayed`): an inner reason is kept; `group` keeps the
+inner sampler and `copies` replays through it (neither draws); `compose`,
+`subsample` and `shuffle` around a `replay` say why they cannot (their runs
+or their own draws are not part of the library's one-call replay). An
+inner sampler without either draws from the rng it is handed, as the
+transform does, so the replay records both.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 from dpaudit.errors import InvalidParameterError
@@ -43,6 +53,25 @@ __all__ = [
 ]
 
 
+def _replayed(inner: Mechanism, sample: Callable[..., Any], runs: str | None) -> Callable[..., Any]:
+    """Return `sample` with a truthful replay answer for a transform of `inner` (see the module).
+
+    The inner sampler's `not_replayable` is kept. When it replays in its
+    own environment (`replay`), `runs` says what the transform does beyond
+    one call of it (its runs, its own draws): the sampler is then marked
+    `not_replayable` with that reason; `runs` None means the transform is
+    one call of it on data it fixes without drawing, and the caller gives
+    `sample` its own `replay`.
+    """
+    why = getattr(inner.sampler, "not_replayable", None)
+    if why:
+        setattr(sample, "not_replayable", why)
+    elif callable(getattr(inner.sampler, "replay", None)) and runs is not None:
+        setattr(sample, "not_replayable", f"it wraps '{inner.name}', which replays only in its own environment one call "
+                                          f"at a time, and {runs} are not part of that replay")
+    return sample
+
+
 def compose(mech: Mechanism, k: int) -> Mechanism:
     """Return the mechanism that runs `mech` k times independently; output shape (size, k, *inner).
 
@@ -57,6 +86,7 @@ def compose(mech: Mechanism, k: int) -> Mechanism:
         out = np.asarray(mech.sample(data, size * k, rng))
         return out.reshape(size, k, *out.shape[1:])
 
+    _replayed(mech, sample, f"the {k} runs of its composition")
     claim = Claim(k * mech.claim.epsilon, min(k * mech.claim.delta, 0.999), mech.claim.relation)
     return dataclasses.replace(
         mech, name=f"{mech.name}^{k}", sampler=sample, claim=claim,
@@ -101,6 +131,7 @@ def subsample(mech: Mechanism, q: float) -> Mechanism:
             out[rows] = part
         return out
 
+    _replayed(mech, sample, "the subsample's own draws (which records are kept)")
     return dataclasses.replace(
         mech, name=f"{mech.name}_subsampled", sampler=sample, claim=_amplified(mech.claim, q),
         event=dp_event.PoissonSampledDpEvent(q, mech.event), params={**mech.params, "q": q},
@@ -129,6 +160,7 @@ def shuffle(randomizer: Mechanism, num_users: Optional[int] = None) -> Mechanism
                    for record in np.asarray(data)]
         return np.sort(np.concatenate(reports, axis=1), axis=1)
 
+    _replayed(randomizer, sample, "the reports of the other users")
     def neighbours(a: np.ndarray, b: np.ndarray) -> Optional[str]:
         changed = np.flatnonzero(a != b)
         if len(changed) > 1:
@@ -223,6 +255,12 @@ def copies(mech: Mechanism, k: int) -> Mechanism:
     def sample(data: Any, size: int, rng: np.random.Generator) -> Any:
         return mech.sample(np.repeat(np.asarray(data), k, axis=0), size, rng)
 
+    if callable(getattr(mech.sampler, "replay", None)) and not getattr(mech.sampler, "not_replayable", None):
+        def replay(d0: Any, d1: Any, rng: np.random.Generator) -> Any:
+            return mech.sampler.replay(np.repeat(np.asarray(d0), k, axis=0), np.repeat(np.asarray(d1), k, axis=0), rng)
+
+        setattr(sample, "replay", replay)
+    _replayed(mech, sample, None)
     def neighbours(a: np.ndarray, b: np.ndarray) -> Optional[str]:
         return not_neighbours(inner, np.repeat(a, k, axis=0), np.repeat(b, k, axis=0))
 
