@@ -33,6 +33,15 @@ first batch of an aggregation). Tumult's generator has no public seed, so the
 `rng` only picks the seed sent to the process, which Tumult cannot use: an
 audit does not repeat bit for bit (soundness is unaffected: every draw is
 fresh), as for the python-dp adapters.
+
+Replay (`Requests.replay`, `dpaudit replay tumult_laplace`): Tumult Core's
+one interception point is its generator, `tmlt.core.random.rng.prng()`,
+which the side points at a recording state for the run (`tumult_side.replay`):
+the measurements on a number (`tumult_laplace`, `tumult_gaussian` and
+their `_bits`) are recorded and replayed there. The aggregations draw in
+Spark's workers, which that point does not reach: they declare
+`not_replayable` (`SPARK_NOISE`), and `audit_replay` refuses them in one
+sentence.
 """
 
 from __future__ import annotations
@@ -94,6 +103,11 @@ GAUSSIAN_DELTA = 1e-5
 SIDE = Path(__file__).resolve().parents[1] / "scripts" / "tumult_side.py"
 DESCRIBE_TIMEOUT = 300.0  # seconds for Tumult to state its claim (importing Tumult Core; Spark for grouped counts)
 BATCH_TIMEOUT = 1800.0  # seconds for one batch: up to 250,000 outputs at up to ~0.7 ms each, Spark's start-up included
+REPLAYED = ("laplace", "gaussian")
+"""The kinds a replay reaches (`tumult_side.REPLAYED`): measurements on a number, drawn in the process dpaudit talks to."""
+SPARK_NOISE = ("Tumult adds the noise of a Spark query in Spark's Python workers, processes of their own whose generator "
+               "(Tumult Core's prng(): RDRAND, else os.urandom, with no seed) the process dpaudit talks to does not reach")
+"""Why a Tumult query on a Spark DataFrame (Core's aggregations, every Analytics query) cannot be replayed."""
 
 
 def _runnable(path: str | os.PathLike) -> bool:
@@ -185,6 +199,27 @@ class Requests(SideRequests):
         request = {"kind": [self.kind], "rows": np.repeat(rows, self.repeat), **{k: [v] for k, v in self.params.items()}}
         out = self.process(request, size, rng)
         return as_bits(out) if self.bits else out
+
+    @property
+    def not_replayable(self) -> str | None:
+        """Return why a replay cannot reach this query's draws (a Spark query's), or None for a measurement on a number."""
+        return None if self.kind in REPLAYED else SPARK_NOISE
+
+    def replay(self, d0: Any, d1: Any, rng: np.random.Generator) -> dict[str, Any]:
+        """Return the side's record of one measurement on d0 with Tumult's `prng()` recording and one on d1 replaying it.
+
+        The keys of `replay_side.replay` (release0, release1, failure, tape,
+        divergences, outside); each draw is one `randint` of the bits
+        Tumult's exact sampler asks for. The seed comes from `rng`.
+        """
+        answers = [np.asarray(d, dtype=float).ravel()[:1] for d in (d0, d1)]
+        request = {"kind": ["replay"], "inner": [self.kind], "rows": answers[0], "rows1": answers[1],
+                   **{k: [v] for k, v in self.params.items()}}
+        record = json.loads(str(self.process(request, 1, rng)[0]))
+        if self.bits:
+            record.update({k: None if record[k] is None else as_bits(np.asarray(record[k], dtype=float))
+                           for k in ("release0", "release1")})
+        return record
 
 
 

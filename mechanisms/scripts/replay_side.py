@@ -9,6 +9,12 @@ call that differs (another method or order, law, size, more or fewer
 calls) as a divergence, answering it with a fresh draw so the run
 finishes. Draws on data (`permutation`, `shuffle` and `choice` of an
 array) are kept as indices and applied to the data of each run.
+A library that draws from a source of its own has it routed to that state
+for the run: `routed(rs)` sends numpy's global functions (`np.random.laplace`
+and the others looked up on the module) and Python's `random` module (its
+`random()` and `getrandbits()`, through which its other functions draw) to
+`rs`, and `AsGenerator(rs)` is the `numpy.random.Generator` face of `rs` for
+a library that draws through a Generator (Tumult Core's `prng()`).
 `replay(run, seed)` runs `run(rs)` once on D with a recording state and
 once on D′ with the replaying one, watches the sources it does not record
 (numpy's global state, Python's `random`; any other, by replaying D on
@@ -18,13 +24,14 @@ and returns the record as one JSON string: what dpaudit's
 library and numpy only (dpaudit is not installed where this runs).
 """
 
+import contextlib
 import inspect
 import json
 import random
 
 import numpy as np
 
-__all__ = ["Recording", "Replaying", "replay"]
+__all__ = ["AsGenerator", "Recording", "Replaying", "replay", "routed"]
 
 _REAL = np.random.RandomState
 METHODS = tuple(name for name in (
@@ -181,6 +188,84 @@ def _kind(recorded, method, arguments):
     if not differ:
         return ""
     return "size" if differ <= {"size", DATA.get(method)} else "law"
+
+
+class AsGenerator:
+    """The `numpy.random.Generator` face of a RandomState: `integers` and `random` drawn by the state's recorded methods.
+
+    For a library that draws through a Generator (Tumult Core's `prng()`):
+    `integers(low, high)` is `randint(low, high)` (one more with `endpoint`),
+    uniform on the same integers, so the law is the one the library asked
+    for; any other Generator method is an AttributeError (never a silent
+    draw from elsewhere).
+    """
+
+    def __init__(self, state):
+        self.state = state
+
+    def integers(self, low, high=None, size=None, dtype=np.int64, endpoint=False):
+        """Return integers uniform on [low, high) ([low, high] with `endpoint`), drawn by the state's `randint`."""
+        low, high = (0, low) if high is None else (low, high)
+        return self.state.randint(low, high + 1 if endpoint else high, size=size, dtype=dtype)
+
+    def random(self, size=None, dtype=np.float64, out=None):
+        """Return uniforms on [0, 1), drawn by the state's `random_sample`."""
+        if out is not None or np.dtype(dtype) != np.float64:
+            raise TypeError("a replayed Generator draws float64 uniforms without `out` only")
+        return self.state.random_sample(size)
+
+
+def _getrandbits(state):
+    """Return Python's `getrandbits(k)` drawn from `state`: 64 bits a draw (`randint` on uint64), the last one of k mod 64."""
+
+    def getrandbits(k):
+        bits, value = int(k), 0
+        while bits > 0:
+            step = min(bits, 64)
+            value = (value << step) | int(state.randint(0, 2**step, dtype=np.uint64))
+            bits -= step
+        return value
+
+    return getrandbits
+
+
+MODULE_METHODS = tuple(name for name in METHODS if callable(getattr(np.random, name, None)))
+"""The sampling functions numpy's module offers (`np.random.laplace`, ...): bound to its global state, looked up by name."""
+
+
+PYTHON_DRAWS = ("random", "getrandbits")
+"""The two methods of Python's `random.Random` every other one draws through."""
+
+
+@contextlib.contextmanager
+def routed(state):
+    """Route, for the block, numpy's global sampling functions and Python's `random` module to `state`.
+
+    numpy: each of `MODULE_METHODS` looked up on `numpy.random` is the
+    state's method, and `np.random.seed` does nothing (a library's reseeding
+    would otherwise move the global state). Python's `random`: its shared
+    instance's `random()` and `getrandbits()` (through which `choice`,
+    `uniform`, `shuffle`, `gauss`, ... draw) come from `state`, and
+    `random.seed` does nothing. A name bound before the block (`from
+    numpy.random import choice`) still draws from the global state, which
+    `replay`'s watch then names: an escape is reported, never replayed.
+    """
+    saved = [(np.random, name, getattr(np.random, name)) for name in MODULE_METHODS + ("seed",)]
+    saved += [(random, name, getattr(random, name)) for name in PYTHON_DRAWS + ("seed",)]
+    for name in MODULE_METHODS:
+        setattr(np.random, name, getattr(state, name))
+    np.random.seed = random.seed = lambda *args, **kwargs: None
+    draws = {"random": lambda: float(state.random_sample()), "getrandbits": _getrandbits(state)}
+    for name in PYTHON_DRAWS:  # the module's names and its instance's, through which its other functions draw
+        setattr(random, name, draws[name])
+        setattr(random._inst, name, draws[name])
+    try:
+        yield state
+    finally:
+        for module, name, value in saved:
+            setattr(module, name, value)
+        for name in PYTHON_DRAWS:
+            del random._inst.__dict__[name]
 
 
 def _global_states():

@@ -34,6 +34,18 @@ request's seed S is not used and an audit does not repeat bit for bit
 (every draw is fresh, so the audit stays sound). Under Spark the noise is
 drawn in Spark's Python workers, other processes with generators of their
 own.
+
+Replay (kind `replay`, with `inner` = laplace or gaussian, and `rows1`):
+every draw of Tumult Core goes through `prng()`, a numpy Generator from
+which its exact samplers take uniform integers (`integers(2**63)`, the
+bits of the inverse CDF), and its infinite inputs' sign through Python's
+`random`. For the run, `prng()` returns `replay_side.AsGenerator` of the
+replay's state (`_drawing_from`), and Python's `random` and numpy's global
+functions are routed to it too (`replay_side.routed`): the one point where
+a Tumult Core measurement on a number draws. One output: the JSON record
+of the measurement on `rows` recorded and on `rows1` replayed. The Spark
+kinds are not replayed: their noise is drawn in Spark's workers, which
+this process's `prng()` does not reach.
 """
 
 import os
@@ -45,16 +57,20 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 
 import atexit  # noqa: E402
+import contextlib  # noqa: E402
+import importlib.util  # noqa: E402
 import json  # noqa: E402
 import shutil  # noqa: E402
 import tempfile  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-__all__ = ["KINDS", "approx_dp_epsilon", "clipped_sum", "count", "describe", "gaussian", "grouped_count", "laplace", "serve",
-           "spark_session"]
+__all__ = ["KINDS", "REPLAYED", "approx_dp_epsilon", "clipped_sum", "count", "describe", "gaussian", "grouped_count", "laplace",
+           "replay", "serve", "spark_session"]
 
-KINDS = ("laplace", "gaussian", "count", "clipped_sum", "grouped_count")
+KINDS = ("laplace", "gaussian", "count", "clipped_sum", "grouped_count", "replay")
+REPLAYED = ("laplace", "gaussian")
+"""The kinds a replay records and replays: the measurements on a number, drawn in this process."""
 _SPARK = {}  # the session and its warehouse folder, made on first use
 
 
@@ -301,6 +317,55 @@ def clipped_sum(data, size, seed):
 def grouped_count(data, size, seed):
     """Return `size` rows of noisy counts, one per public group 0 .. groups − 1 of the rows (group labels)."""
     return np.asarray(_copies("grouped_count", data, size), dtype=np.int64)
+
+
+def _sibling(name):
+    """Return the module `name` of this folder, loaded by path (the folder is no longer on sys.path)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(_HERE, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+REPLAY = _sibling("replay_side")
+
+
+@contextlib.contextmanager
+def _drawing_from(state):
+    """Make every draw of Tumult Core in this process come from `state` for the block: its `prng()`, `random` and numpy's.
+
+    `prng()` hands back its module's generator when the process id is the
+    one it was made in, so both are set, and put back after.
+    """
+    from tmlt.core.random import rng
+
+    saved = rng._core_privacy_prng, rng._core_privacy_prng_pid
+    rng._core_privacy_prng, rng._core_privacy_prng_pid = REPLAY.AsGenerator(state), os.getpid()
+    try:
+        with REPLAY.routed(state):
+            yield
+    finally:
+        rng._core_privacy_prng, rng._core_privacy_prng_pid = saved
+
+
+def replay(data, size, seed):
+    """Return one output: the JSON record of the `inner` measurement recorded on `rows` and replayed on `rows1`."""
+    if size != 1:
+        raise ValueError("a replay is one run on each dataset; asked for %d" % size)
+    inner = str(np.asarray(data["inner"]).ravel()[0])
+    if inner not in REPLAYED:
+        raise ValueError("a replay replays %s; got kind %r" % (" or ".join(REPLAYED), inner))
+
+    def run(suffix):
+        request = dict(data, rows=data["rows" + suffix])
+
+        def once(state):
+            with _drawing_from(state):
+                return float(globals()[inner](request, 1, None)[0])
+
+        return once
+
+    return [REPLAY.replay(run(""), run("1"), seed)]
 
 
 def serve(data, size, seed):
