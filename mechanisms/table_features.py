@@ -36,8 +36,9 @@ is one on the generator (post-processing cannot raise ε).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from dpaudit.errors import InvalidParameterError, MechanismError
@@ -156,6 +157,25 @@ class _Tabulated:
         name = self.generator.name
         tables = check_tables(name, self.generator.sampler(fresh_copy(data), size, rng), size)
         return np.stack([self.features(t, name) for t in tables]) if tables else np.empty((0, len(self.features.names)))
+
+    @property
+    def not_replayable(self) -> str | None:
+        """Return why the generator's draws cannot be replayed (its sampler's `not_replayable`), or None."""
+        return getattr(self.generator.sampler, "not_replayable", None)
+
+    @property
+    def replay(self) -> Callable[..., dict[str, Any]] | None:
+        """Return the generator's replay in its own environment, each table made into features, or None when it has none."""
+        inner = getattr(self.generator.sampler, "replay", None)
+        return functools.partial(_featured_replay, inner, self.features, self.generator.name) if callable(inner) else None
+
+
+def _featured_replay(replay: Callable[..., dict[str, Any]], features: TableFeatures, name: str, d0: Any, d1: Any,
+                     rng: np.random.Generator) -> dict[str, Any]:
+    """Return the record of `replay(d0, d1, rng)` with its two tables (release0, release1; None stays None) as features."""
+    record = replay(d0, d1, rng)
+    return {**record, **{k: None if record[k] is None else features(np.asarray(record[k]), name)
+                         for k in ("release0", "release1")}}
 
 
 def tabulate(generator: Mechanism, target: Any, *, columns: Sequence[str] | None = None, ways: int = MAX_WAYS) -> Mechanism:

@@ -46,6 +46,13 @@ pair; `synth_privbayes_default_seed` keeps its default `seed=0`.
 
 Randomness: SmartNoise draws its noise through OpenDP (no public seed), so
 an audit is sound but does not repeat bit for bit.
+
+Replay (`dpaudit replay synth_privbayes`): DataSynthesizer draws from
+numpy's global functions and Python's `random`, its one interception
+point, routed to a recording state for one fit on D and replayed on D′
+(`Fits.replay`, `synth_replay_side.py`). SmartNoise's generators declare
+`not_replayable` (`OPENDP_NOISE`: their marginals' noise is drawn by
+OpenDP in Rust), so `audit_replay` refuses them in one sentence.
 """
 
 from __future__ import annotations
@@ -87,6 +94,9 @@ DATASYNTHESIZER = {
 SIDE = Path(__file__).resolve().parents[1] / "scripts" / "synth_side.py"
 BATCH_TIMEOUT = 7200.0  # seconds for one batch: an MST fit takes seconds, AIM's tens of seconds on a busy CPU
 BLACK_BOX, WHITE_BOX = "black-box: the synthetic table", "white-box: the noisy measurements"
+OPENDP_NOISE = ("SmartNoise Synth draws its noisy marginals with OpenDP's samplers (snsynth.utils' gaussian_noise and "
+                "laplace_noise), in Rust from the operating system's entropy, which no state handed to the generator reaches")
+"""Why a SmartNoise Synth fit cannot be replayed (read by `dpaudit.attacks.replay` as the sampler's `not_replayable`)."""
 
 
 def _process(python: str) -> ExternalProcess:
@@ -95,19 +105,45 @@ def _process(python: str) -> ExternalProcess:
                         timeout=BATCH_TIMEOUT)
 
 
+def _replayer(python: str) -> ExternalProcess:
+    """Return the process of `python` that replays DataSynthesizer's fits (`synth_replay_side:serve`), apart from the audits'."""
+    return side_process(python, "synth_replay_side:serve", name="synthetic-data replay", folder=str(SIDE.parent),
+                        timeout=BATCH_TIMEOUT)
+
+
 class Fits(SideRequests):
     """`sampler(data, size, rng)` of a generator: sends the spec and the dataset, returns `size` releases (tables or scores).
 
-    Picklable (a copy starts its own process, as `ExternalProcess` does).
+    With a `replayer` (DataSynthesizer's), `replay` records one fit and
+    replays it on a neighbour there; SmartNoise's fits say why they cannot
+    be (`not_replayable`). Picklable (a copy starts its own process, as
+    `ExternalProcess` does).
     """
 
-    def __init__(self, process: ExternalProcess, spec: dict[str, Any]) -> None:
-        self.process, self.spec = process, spec
+    def __init__(self, process: ExternalProcess, spec: dict[str, Any], replayer: ExternalProcess | None = None) -> None:
+        self.process, self.spec, self.replayer = process, spec, replayer
 
     def __call__(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
         """Return `size` releases of fresh fits on `data` (an (n, columns) array of category codes)."""
         request = {"spec": [json.dumps(self.spec, sort_keys=True)], "rows": np.asarray(data, dtype=np.int64)}
         return self.process(request, size, rng)
+
+    @property
+    def not_replayable(self) -> str | None:
+        """Return why a replay cannot reach this generator's draws (SmartNoise's: OpenDP's), or None when it can."""
+        return None if self.replayer is not None else OPENDP_NOISE
+
+    def replay(self, d0: Any, d1: Any, rng: np.random.Generator) -> dict[str, Any]:
+        """Return the side's record of one fit on d0 with its draws recorded and one on d1 with them replayed.
+
+        The keys of `replay_side.replay` (release0 and release1: the two
+        tables; failure, tape, divergences, outside). The seed comes from `rng`.
+        """
+        if self.replayer is None:
+            raise InvalidParameterError(f"{self.spec['generator'].upper()} cannot be replayed: {OPENDP_NOISE}.")
+        request = {"spec": [json.dumps(self.spec, sort_keys=True)], "rows": np.asarray(d0, dtype=np.int64),
+                   "rows1": np.asarray(d1, dtype=np.int64)}
+        return json.loads(str(self.replayer(request, 1, rng)[0]))
 
 
 def synth_generator(generator: str, *, epsilon: float, delta: float, domain: TableDomain, rows: int,
@@ -212,7 +248,7 @@ def privbayes(*, epsilon: float, k: int, domain: TableDomain, rows: int, sample_
     facts = {"k": k, "columns": domain.width, "categories": domain.categories[0], "rows": rows, "sample_rows": sample_rows,
              "seed": "DataSynthesizer's default, 0" if default_seed else "fresh per fit", "threat_model": BLACK_BOX,
              "environment": environment.name}
-    mech = dataclasses.replace(mech, sampler=Fits(_process(python), spec), params={"epsilon": epsilon, **facts},
+    mech = dataclasses.replace(mech, sampler=Fits(_process(python), spec, _replayer(python)), params={"epsilon": epsilon, **facts},
                                description=f"DataSynthesizer {version} PrivBayes on the worst-case table ({BLACK_BOX})")
     return tabulate(mech, domain.target(), columns=domain.columns)
 
