@@ -260,6 +260,7 @@ def copies(mech: Mechanism, k: int) -> Mechanism:
             return mech.sampler.replay(np.repeat(np.asarray(d0), k, axis=0), np.repeat(np.asarray(d1), k, axis=0), rng)
 
         setattr(sample, "replay", replay)
+        setattr(sample, "released_noise", getattr(mech.sampler, "released_noise", None))
     _replayed(mech, sample, None)
     def neighbours(a: np.ndarray, b: np.ndarray) -> Optional[str]:
         return not_neighbours(inner, np.repeat(a, k, axis=0), np.repeat(b, k, axis=0))

@@ -8,7 +8,12 @@ a plain record (`mechanisms/scripts/replay_side.py`: the releases, each
 draw's method, arguments and noise, the calls that differed, the sources
 drawn from besides the state). `recorded_elsewhere` reads that record
 into the types of a replay made here (`Draw`, `Divergence`), so the same
-comparison (`replay_pair`) finds the same kinds of findings.
+comparison (`replay_pair`) finds the same kinds of findings. The draws a
+library makes there may be raw material (diffprivlib's Laplace is four
+uniforms it transforms, its Gaussian two standard normals it scales), so
+an adapter may declare the law of its released noise (`declared_law`:
+`released_noise` on the sampler), and a move of the release is priced by
+it; without one, uniforms and the like are "not priced".
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ import numpy as np
 from dpaudit.attacks.replay.draws import DATA, Draw
 from dpaudit.attacks.replay.findings import Divergence
 from dpaudit.attacks.replay.outside import not_replayable
+from dpaudit.attacks.replay.releases import numbers
 from dpaudit.mechanisms.base import Mechanism, fresh_copy
 
-__all__ = ["Elsewhere", "recorded_elsewhere", "replays_elsewhere"]
+__all__ = ["Elsewhere", "declared_law", "recorded_elsewhere", "replays_elsewhere"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,3 +83,20 @@ def recorded_elsewhere(mech: Mechanism, d0: Any, d1: Any, *, seed: np.random.See
 def _value(release: Any) -> Any:
     """Return a release read from JSON: a list as an array, a number or text as it is."""
     return np.asarray(release) if isinstance(release, list) else release
+
+
+def declared_law(mech: Mechanism, release0: Any) -> list[Draw]:
+    """Return the law of the released noise the mechanism's sampler declares (`released_noise`), as one draw the size of
+    the release, or [] when it declares none.
+
+    Sound to price a move of the release by it when the release is the value
+    plus noise of that law whose scale the data does not set (the replay
+    froze the draws that make it): then the release moves as the value
+    does. `released_noise` is {"method": a law of `noise_shift.PURE` or
+    `GAUSSIAN`, and its arguments ("scale", or "p" of a geometric)}.
+    """
+    law = getattr(mech.sampler, "released_noise", None)
+    if not law:
+        return []
+    arguments = {k: v for k, v in law.items() if k != "method"}
+    return [Draw(law["method"], {"loc": 0.0, **arguments, "size": None}, None, np.zeros(numbers(release0).shape))]

@@ -5,7 +5,12 @@ the move is the move of its location argument. Where it does not
 (`value + rng.laplace(0, b)`), the release minus the frozen noise is the
 value, so the release's move is the value's move: it is laid over the
 additive draws in the order they were made when their entries add up to
-the release's, else charged whole to the draw of smallest scale. Each move
+the release's, else charged whole to the draw of smallest scale. The
+draws of a law whose scale the program sets itself (`standard_normal`,
+`standard_exponential`: `value + σ·rng.standard_normal()`) are not laid
+over: their recorded scale, 1, is not the scale of the released noise,
+so such a move is "not priced" rather than priced by a scale it never had
+(a move of their noise argument cannot happen: they have none). Each move
 is priced by its law (`PURE`: Σ|Δ|/scale; `GAUSSIAN`: Σ(Δ/σ)²), a reading
 of the recorded noise at this pair, never a certificate.
 """
@@ -19,12 +24,14 @@ import numpy as np
 from dpaudit.attacks.replay.draws import LOCATION, Draw
 from dpaudit.attacks.replay.findings import DrawShift
 
-__all__ = ["GAUSSIAN", "PURE", "argument_shifts", "priced", "release_shifts", "scale_of"]
+__all__ = ["GAUSSIAN", "PURE", "SCALED", "argument_shifts", "priced", "release_shifts", "scale_of"]
 
 PURE = ("laplace", "logistic", "exponential", "standard_exponential", "geometric")
 """Laws whose privacy loss at a shift Δ is |Δ|/scale (the geometric's scale is 1/log(1/(1 − p)))."""
 GAUSSIAN = ("normal", "standard_normal")
 """Laws whose shift Δ is (Δ/σ)-GDP (Dong, Roth, Su 2019), priced by the exact profile."""
+SCALED = ("standard_normal", "standard_exponential")
+"""Laws of scale 1 that a program scales itself: a move of the release is never laid over them."""
 
 
 def scale_of(draw: Draw) -> np.ndarray:
@@ -70,7 +77,7 @@ def argument_shifts(tape: list[Draw], replayed: dict[int, Draw]) -> list[tuple[D
 
 def release_shifts(tape: list[Draw], move: np.ndarray) -> list[tuple[DrawShift, np.ndarray]]:
     """Return the release's move laid over the additive draws (in order when their entries match the release's)."""
-    additive = [(i, d) for i, d in enumerate(tape) if d.method in PURE + GAUSSIAN + ("gumbel",)]
+    additive = [(i, d) for i, d in enumerate(tape) if d.method in PURE + GAUSSIAN + ("gumbel",) and d.method not in SCALED]
     if not additive or not np.any(move != 0):
         return []
     sizes = [int(np.prod(d.shape)) for _, d in additive]

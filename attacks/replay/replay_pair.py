@@ -8,7 +8,9 @@ not record raises `NotReplayable`, naming it, since a replay of part of the
 noise would read a move of the unrecorded noise as a move of the data. A
 library adapter that replays in its own environment (`replays_elsewhere`)
 is replayed there, at the library's one interception point, and its
-record compared the same way.
+record compared the same way; a move of its release is priced by the
+law of the released noise its adapter declares (`declared_law`) when it
+declares one, else by the draws recorded there as a replay here does.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 import numpy as np
 from dpaudit.attacks.replay.draws import Draw
-from dpaudit.attacks.replay.elsewhere import recorded_elsewhere, replays_elsewhere
+from dpaudit.attacks.replay.elsewhere import declared_law, recorded_elsewhere, replays_elsewhere
 from dpaudit.attacks.replay.findings import DataDerivedShape, Divergence, Finding, Sensitivity
 from dpaudit.attacks.replay.generators import Recording, Replaying
 from dpaudit.attacks.replay.noise_shift import argument_shifts, priced, release_shifts
@@ -82,7 +84,8 @@ def replay_pair(mech: Mechanism, d0: Any, d1: Any, *, seed: np.random.SeedSequen
     if replays_elsewhere(mech):
         there = recorded_elsewhere(mech, d0, d1, seed=seed)
         failure = there.failure if there.release1 is None else None
-        return _replay(d0, d1, there.release0, there.release1, failure, there.tape, list(there.divergences), {})
+        laws = declared_law(mech, there.release0) or there.tape
+        return _replay(d0, d1, there.release0, there.release1, failure, there.tape, list(there.divergences), {}, laws)
     record_seed, fresh_seed = seed.spawn(2)
     recording = Recording(np.random.PCG64(record_seed))
     with watching() as outside0:
@@ -121,28 +124,35 @@ def _check_itself(mech: Mechanism, d0: Any, release0: Any, tape: list[Draw], see
 
 
 def _replay(d0: Any, d1: Any, release0: Any, release1: Any, failure: str | None, tape: list[Draw],
-            divergences: list[Divergence], replayed: dict[int, Draw]) -> Replay:
+            divergences: list[Divergence], replayed: dict[int, Draw], laws: list[Draw] | None = None) -> Replay:
     """Return the `Replay` of one pair: the divergences, then the failure on d1 or the releases compared."""
     findings: list[Finding] = list(divergences)
     if failure is not None:
         findings.append(DataDerivedShape("failure", "a release", f"a raise ({failure})"))
     else:
-        findings += _compared(release0, release1, tape, replayed)
+        findings += _compared(release0, release1, tape, replayed, tape if laws is None else laws)
     return Replay(d0, d1, release0, release1, tuple(tape), tuple(findings))
 
 
-def _compared(release0: Any, release1: Any, tape: list[Draw], replayed: dict[int, Draw]) -> list[Finding]:
-    """Return the shape finding when the releases' forms differ, else the sensitivity when anything moved."""
+def _compared(release0: Any, release1: Any, tape: list[Draw], replayed: dict[int, Draw], laws: list[Draw]) -> list[Finding]:
+    """Return the shape finding when the releases' forms differ, else the sensitivity when anything moved.
+
+    A move of a noise argument is priced by its draw on the tape; a move of
+    the release by the additive draws of `laws` (the tape in process, the
+    declared law of a library's released noise), else it is not priced.
+    """
     s0, s1 = signature(release0), signature(release1)
     if s0[:2] != s1[:2]:
         return [DataDerivedShape("shape", f"{s0[0]} of shape {s0[1]}", f"{s1[0]} of shape {s1[1]}")]
     if s0[2] != s1[2]:
         return [DataDerivedShape("categories", _shown(s0[2]), _shown(s1[2]))]
     move = _move(numbers(release0), numbers(release1))
-    shifts = argument_shifts(tape, replayed) or release_shifts(tape, move)
+    shifts, by = argument_shifts(tape, replayed), tape
+    if not shifts:
+        shifts, by = release_shifts(laws, move), laws
     if not shifts and not np.any(move != 0):
         return []
-    pure, mu, unpriced = priced(shifts, tape)
+    pure, mu, unpriced = priced(shifts, by)
     if np.any(move != 0) and not tape:
         pure = math.inf  # a release that moves with no noise at all
     elif np.any(move != 0) and not shifts:

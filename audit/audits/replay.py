@@ -45,14 +45,20 @@ DEFAULT_TRIALS = 20_000
 """Outputs per dataset of each certificate: with at most 3 certificates, a tenth of `audit_mechanism`'s default or less."""
 
 
-def implied_epsilon(found: Sensitivity | None, delta: float) -> float:
+def implied_epsilon(found: Sensitivity | None, delta: float) -> float | None:
     """Return the ε that the recorded noise gives the move a replay saw at δ (0 when nothing moved): a reading, not a bound.
 
     Pure laws add up (Σ|Δ|/scale); the Gaussian draws' √Σ(Δ/σ)² is μ-GDP,
     whose exact ε(δ) (`gdp_epsilon`) is added to them (basic composition).
+    None ("not priced") when part of the move has no law to read it by
+    (`Sensitivity.unpriced`: uniforms a library transforms, a law with no
+    closed form here): a sum of the priced part would claim an ε the
+    record cannot justify.
     """
     if found is None:
         return 0.0
+    if found.unpriced:
+        return None
     if found.gaussian_mu == 0.0:
         return found.pure_epsilon
     if not math.isfinite(found.gaussian_mu):
@@ -60,17 +66,19 @@ def implied_epsilon(found: Sensitivity | None, delta: float) -> float:
     return found.pure_epsilon + gdp_epsilon(delta=delta, mu=found.gaussian_mu)
 
 
-def _rank(replay: Replay, delta: float) -> tuple[int, float]:
-    """Return the order of a replay among the candidates: structural findings first, then by implied ε."""
+def _rank(replay: Replay, claim: float, delta: float) -> tuple[int, int, float]:
+    """Return the order of a replay among the candidates: structural findings first, then a priced ε above the claim,
+    then a move that is not priced, then by implied ε (a flagged pair is one of the first three)."""
     structural = bool(replay.divergences()) or replay.shape() is not None
-    return int(structural), implied_epsilon(replay.sensitivity(), delta)
+    implied = implied_epsilon(replay.sensitivity(), delta)
+    return int(structural), 2 if implied is not None and implied > claim else int(implied is None), implied or 0.0
 
 
 def _chosen(replays: list[Replay], claim: float, delta: float, certify: int) -> tuple[list[int], int]:
     """Return the indices of the replays to certify (flagged ones by rank, else the top one), and how many were flagged."""
-    ranks = [_rank(r, delta) for r in replays]
-    order = sorted(range(len(replays)), key=lambda i: (-ranks[i][0], -ranks[i][1], i))
-    flagged = [i for i in order if ranks[i][0] or ranks[i][1] > claim]
+    ranks = [_rank(r, claim, delta) for r in replays]
+    order = sorted(range(len(replays)), key=lambda i: tuple(-x for x in ranks[i]) + (i,))
+    flagged = [i for i in order if ranks[i][0] or ranks[i][1]]
     return (flagged or order)[:certify], len(flagged)
 
 
@@ -129,8 +137,9 @@ def audit_replay(
     asks for other draws (a divergence), the release's form changes (a
     data-derived shape), or the move of the release with the noise frozen
     implies, under the recorded noise's law and scale, an ε above the
-    claim. At most `certify` flagged pairs (the structural ones first, then
-    by implied ε; the top pair when none is flagged) are certified by
+    claim, or moves where no law prices it ("not priced"). At most
+    `certify` flagged pairs (the structural ones first, then by implied ε,
+    then the unpriced ones; the top pair when none is flagged) are certified by
     `audit_mechanism` with `trials` fresh outputs per dataset, each at
     confidence 1 − β/k, its test aimed at what moved. The result is the
     largest of these bounds, which holds at `confidence` (union bound): the

@@ -26,14 +26,15 @@ class Certified:
     """One pair the replay chose: its kind and note, its findings, their implied ε, the aim, and its certificate.
 
     `implied_epsilon` is what the recorded noise makes of the move at this
-    pair (a reading, not a bound); `result` is the two-dataset audit on
-    fresh draws, certified at `share` of β.
+    pair (a reading, not a bound; None, "not priced", when part of the move
+    has no law to read it by); `result` is the two-dataset audit on fresh
+    draws, certified at `share` of β.
     """
 
     kind: str
     note: str
     findings: tuple[Finding, ...]
-    implied_epsilon: float
+    implied_epsilon: float | None
     aim: str
     share: float
     result: AuditResult
@@ -52,7 +53,8 @@ class ReplayReport:
 
     Attributes:
         screened: the candidate pairs replayed.
-        flagged: how many of them showed a divergence, a data-derived shape or an implied ε above the claim.
+        flagged: how many of them showed a divergence, a data-derived shape, an implied ε above the claim or a move
+            that is not priced.
         certified: the pairs certified on fresh draws, largest implied ε first.
         runs: the mechanism's runs spent screening (two per pair, and one replay of the first pair's D on itself).
     """
@@ -72,11 +74,17 @@ class ReplayReport:
         rows = [("replay", f"{self.screened} pair(s) screened at two runs each, {self.flagged} flagged, "
                            f"{len(self.certified)} certified on fresh draws")]
         for c in self.certified:
-            implied = "∞" if math.isinf(c.implied_epsilon) else f"{c.implied_epsilon:.4g}"
-            rows.append((f"  {c.kind}", f"{c.note}: implied ε = {implied}; test on {c.aim}; certified "
+            rows.append((f"  {c.kind}", f"{c.note}: implied ε {_implied(c.implied_epsilon)}; test on {c.aim}; certified "
                                         f"ε = {c.result.lower_bound.epsilon:.4f} at β·{c.share:.3g}"))
             rows += [("    finding", f.describe()) for f in c.findings]
         return rows
+
+
+def _implied(epsilon: float | None) -> str:
+    """Return an implied ε in words: "not priced" for None, "= ∞", or "= " and its value."""
+    if epsilon is None:
+        return "not priced"
+    return "= ∞" if math.isinf(epsilon) else f"= {epsilon:.4g}"
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

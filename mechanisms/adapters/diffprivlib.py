@@ -38,6 +38,12 @@ Randomness: the seed dpaudit sends each batch seeds one
 audit repeats for its seed. That state is the one interception point of a
 replay (`Requests.replay`, `dpaudit replay NAME`): the side records every
 draw diffprivlib makes from it on D and answers the same draws on D′.
+Those draws are diffprivlib's raw material (Laplace: four uniforms it
+transforms; Gaussian: two standard normals it scales; Geometric: one
+uniform), so the three mechanisms whose release is the answer plus noise
+of a law their parameters fix declare that law (`released_noise`), and
+the replay prices a move of the release by it; every other adapter's move
+is "not priced" and certified black-box.
 """
 
 from __future__ import annotations
@@ -86,11 +92,15 @@ class Requests(SideRequests):
     """`sampler(data, size, rng)` of a diffprivlib adapter: sends the spec and the dataset, returns the outputs.
 
     With `bits`, the doubles are released as their IEEE-754 bits (uint64).
+    `released_noise` is the law of the noise added to the answer, where the
+    parameters fix it (`released_noise`), read by a replay to price a move.
     Picklable (a copy starts its own process, as `ExternalProcess` does).
     """
 
-    def __init__(self, process: ExternalProcess, spec: dict[str, Any], *, bits: bool = False) -> None:
+    def __init__(self, process: ExternalProcess, spec: dict[str, Any], *, bits: bool = False,
+                 released_noise: dict[str, Any] | None = None) -> None:
         self.process, self.spec, self.bits = process, spec, bits
+        self.released_noise = released_noise
 
     def __call__(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
         """Return `size` outputs of diffprivlib's call on `data` (an array of records, rows or answers)."""
@@ -156,11 +166,38 @@ def _build(spec: _Spec, environment: str) -> Mechanism:
                            null_record=spec.null_record, timeout=BATCH_TIMEOUT, path=[str(SIDE.parent)], check=False)
     extra = {"event": dp_event.NonPrivateDpEvent()} if spec.bits else {}
     return dataclasses.replace(
-        mech, sampler=Requests(_process(python), spec.call, bits=spec.bits), records=spec.records,
+        mech, sampler=Requests(_process(python), spec.call, bits=spec.bits, released_noise=released_noise(spec)),
+        records=spec.records,
         params={**spec.call["params"], "environment": environment},
         description=f"diffprivlib ({environment}) {spec.text}" + ("; the output's IEEE-754 bits" if spec.bits else ""),
         **extra,
     )
+
+
+def released_noise(spec: _Spec) -> dict[str, Any] | None:
+    """Return the law of the noise diffprivlib adds to the answer, from the call's parameters, or None where none is fixed.
+
+    diffprivlib 0.6.6 (mechanisms/laplace.py, gaussian.py, geometric.py):
+    `Laplace` releases value − b·L, L standard Laplace made of four
+    uniforms, b = Δ/(ε − log(1 − δ)); `Gaussian` releases value + σ·Z, Z of
+    two standard normals, σ = √(2 log(1.25/δ))·Δ/ε; `Geometric` releases
+    value plus a two-sided geometric of ratio e^(−ε/Δ) (a unit shift costs
+    ε/Δ, numpy's `geometric` of p = 1 − e^(−ε/Δ)). None for their bounded,
+    folded, truncated or discrete variants (the release is not the answer
+    plus that noise), for tools and models, and for a release of bits.
+    """
+    call = spec.call
+    if call["kind"] != "mechanism" or spec.bits:
+        return None
+    params = call["params"]
+    eps, sens, delta = params.get("epsilon"), params.get("sensitivity"), params.get("delta", 0.0)
+    if call["name"] == "Laplace":
+        return {"method": "laplace", "scale": sens / (eps - float(np.log1p(-delta)))}
+    if call["name"] == "Gaussian":
+        return {"method": "normal", "scale": float(np.sqrt(2 * np.log(1.25 / delta))) * sens / eps}
+    if call["name"] == "Geometric":
+        return {"method": "geometric", "p": -float(np.expm1(-eps / sens))}
+    return None
 
 
 # ---- neighbours and default pairs, from declared bounds only

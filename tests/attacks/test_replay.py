@@ -99,3 +99,11 @@ def test_noise_from_a_source_no_watch_names_is_refused_when_d_replayed_on_itself
     fine = replay_pair(blackbox(lambda d, rng: float(np.sum(d)) + rng.laplace(0.0, 1.0), epsilon=1.0), D0, D1,
                        seed=np.random.SeedSequence(0), itself=True)
     assert fine.divergences() == ()
+
+
+def test_a_move_laid_over_a_standard_normal_the_program_scales_itself_is_not_priced_at_scale_one():
+    r = _replay(lambda d, rng: float(np.sum(d)) + 5.0 * rng.standard_normal(), D0, [0.2, 0.9, 1.4])
+    found = r.sensitivity()
+    assert found.l1 == pytest.approx(1.0, abs=1e-12) and found.unpriced == ("standard_normal",) and found.gaussian_mu == 0.0
+    priced = _replay(lambda d, rng: float(np.sum(d)) + rng.normal(0.0, 5.0), D0, [0.2, 0.9, 1.4]).sensitivity()
+    assert priced.unpriced == () and priced.gaussian_mu == pytest.approx(1.0 / 5.0, rel=1e-9)

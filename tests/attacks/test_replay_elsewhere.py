@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from dpaudit.attacks.replay import DataDerivedShape, Divergence, NotReplayable, Sensitivity, replay_pair
 from dpaudit.audit import audit_replay
+from dpaudit.audit.audits.replay import implied_epsilon
 from dpaudit.mechanisms import blackbox
 
 SCRIPT = Path(__file__).resolve().parents[2] / "mechanisms" / "scripts" / "replay_side.py"
@@ -137,3 +138,27 @@ def test_opendp_and_smartnoise_samplers_say_why_they_cannot_be_replayed():
         mech = dataclasses.replace(blackbox(lambda d, rng: 0.0, epsilon=EPS, name="library"), sampler=sampler)
         with pytest.raises(NotReplayable, match="cannot be replayed: .*(OpenDP|SmartNoise).* Rust"):
             replay_pair(mech, D0, D1, seed=np.random.SeedSequence(0))
+
+
+def uniform_laplace(d, rs):  # diffprivlib's way: a Laplace of scale 1/ε made of uniforms the library transforms
+    u = rs.random_sample(4)
+    return float(np.clip(d, 0, 1).sum()) - (np.log(1 - u[0]) * np.cos(np.pi * u[1]) + np.log(1 - u[2]) * np.cos(np.pi * u[3])) / EPS
+
+
+def test_a_move_over_uniforms_is_not_priced_unless_the_adapter_declares_the_law_of_its_released_noise():
+    mech = _mechanism(uniform_laplace)
+    found = replay_pair(mech, D0, D1, seed=np.random.SeedSequence(0)).sensitivity()
+    assert found.l1 == pytest.approx(1.0, abs=1e-9) and found.unpriced == ("random_sample",) and not found.shifts
+    assert implied_epsilon(found, 0.0) is None  # a reading the record cannot justify is not made
+    for law, price in (({"method": "laplace", "scale": 1 / EPS}, EPS), ({"method": "laplace", "scale": 4 / EPS}, EPS / 4)):
+        mech.sampler.released_noise = law
+        found = replay_pair(mech, D0, D1, seed=np.random.SeedSequence(0)).sensitivity()
+        assert found.unpriced == () and implied_epsilon(found, 0.0) == pytest.approx(price, rel=1e-9)
+
+
+def test_an_unpriced_move_is_flagged_and_certified_black_box_and_the_verdict_follows_the_certificate():
+    res = audit_replay(_mechanism(uniform_laplace), [0.0], [0.0, 1.0], trials=20_000, seed=1)
+    [pair] = res.replay.certified
+    assert res.replay.flagged == 1 and pair.implied_epsilon is None and res.verdict == "consistent"
+    assert "implied ε not priced" in " ".join(text for _, text in res.replay.rows())
+    assert json.loads(json.dumps(res.to_dict()))["replay"]["certified"][0]["implied_epsilon"] is None

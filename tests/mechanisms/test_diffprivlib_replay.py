@@ -51,3 +51,18 @@ def test_logistic_regression_s_label_set_from_the_data_asks_for_more_draws(built
 def test_diffprivlib_0_4_1_draws_from_secrets_and_is_named_not_replayable(built):
     with pytest.raises(NotReplayable, match="a source besides the random state"):
         _replay(built("diffprivlib_laplace", environment=dl.OLDER_ENVIRONMENT))
+
+
+def test_the_laplace_gaussian_and_geometric_moves_are_priced_by_their_declared_law_and_the_others_are_not(built):
+    from dpaudit.audit.audits.replay import implied_epsilon
+
+    laplace = _replay(built("diffprivlib_laplace", epsilon=0.5)).sensitivity()
+    assert laplace.unpriced == () and laplace.pure_epsilon == pytest.approx(0.5, rel=1e-6)  # Δ/b, b = Δ/ε
+    gaussian = _replay(built("diffprivlib_gaussian", epsilon=0.5, delta=1e-5)).sensitivity()
+    sigma = np.sqrt(2 * np.log(1.25 / 1e-5)) / 0.5
+    assert gaussian.unpriced == () and gaussian.gaussian_mu == pytest.approx(1 / sigma, rel=1e-6)  # two standard normals
+    geometric = _replay(built("diffprivlib_geometric", epsilon=0.7)).sensitivity()
+    assert geometric.unpriced == () and geometric.pure_epsilon == pytest.approx(0.7, rel=1e-6)
+    for name in ("diffprivlib_laplace_truncated", "diffprivlib_laplace_bits"):
+        found = _replay(built(name)).sensitivity()
+        assert found.unpriced and implied_epsilon(found, 0.0) is None
