@@ -38,8 +38,8 @@ own.
 Replay (kind `replay`, with `inner` = laplace or gaussian, and `rows1`):
 every draw of Tumult Core goes through `prng()`, a numpy Generator from
 which its exact samplers take uniform integers (`integers(2**63)`, the
-bits of the inverse CDF), and its infinite inputs' sign through Python's
-`random`. For the run, `prng()` returns `replay_side.AsGenerator` of the
+bits of the inverse CDF), and the sign of noise of infinite scale
+through Python's `random`. For the run, `prng()` returns `replay_side.AsGenerator` of the
 replay's state (`_drawing_from`), and Python's `random` and numpy's global
 functions are routed to it too (`replay_side.routed`): the one point where
 a Tumult Core measurement on a number draws. One output: the JSON record
