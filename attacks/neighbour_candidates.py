@@ -25,7 +25,15 @@ that break implementations rather than proofs:
   the bound nearer 0, one of them at a neighbouring double; and the
   datasets of k records at one of these doubles then the rest at another,
   one changed, on which a float sum taken in order moves most beyond what
-  one record can move the real sum.
+  one record can move the real sum;
+- "filled": datasets whose other records all hold one value a bug hunter
+  fills a dataset with (NaN, +inf, −inf, a bound, the declared null
+  record), as many as the base has: under replace-one one record moved
+  between two of these values, under add-remove a record of each value
+  added. A missing-value tool that averages the values present but
+  calibrates to the count of all, a sum whose records all sit at a bound,
+  a model fit on one real row: failures that a single record edited into
+  an ordinary base never shows.
 
 Each record is played under the claim's relation: inserted (and, where a
 null record is declared, in the slot of a null record) under add-remove,
@@ -36,12 +44,14 @@ record outside the declared domain (NaN where only numbers are records, a
 record beyond a bound the domain states) is refused there and dropped, so
 the candidates are neighbours of the claim whatever a generator proposes.
 Tables (data frames, dicts of columns, structured arrays) come back as
-tables of the base's columns. Generating reads no output of the mechanism.
+tables of the base's columns. A "filled" candidate equal to an earlier one
+(the same two datasets) is dropped. Generating reads no output of the mechanism.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Any, Iterable, Sequence
@@ -56,7 +66,7 @@ from dpaudit.mechanisms.records import CategoryRecords, Domain, VectorRecords
 
 __all__ = ["KINDS", "ROUNDING_RECORDS", "CandidatePair", "candidate_pairs", "neighbouring"]
 
-KINDS = ("bounds", "non-finite", "magnitude", "new-category", "small", "rounding")
+KINDS = ("bounds", "non-finite", "magnitude", "new-category", "small", "rounding", "filled")
 """The kinds of candidates, in the order they are generated."""
 BASE_RECORDS = 4
 """The records of the base built from a domain when the mechanism has no default pair."""
@@ -116,7 +126,8 @@ def candidate_pairs(mech: Mechanism, *, base: Any = None, rng: np.random.Generat
     ("small"); nothing else is drawn, and nothing reads the mechanism's
     outputs, so the candidates are fixed before any game. Sound as a source of
     candidates whatever it proposes: every pair returned passes
-    `not_neighbours`, the check the audit itself applies.
+    `not_neighbours`, the check the audit itself applies. A "filled" pair
+    equal to an earlier one is left out (the other kinds are as generated).
 
     Raises:
         InvalidParameterError: on an unknown kind, or when there is neither a base, a default pair nor a declared domain.
@@ -126,11 +137,20 @@ def candidate_pairs(mech: Mechanism, *, base: Any = None, rng: np.random.Generat
     if unknown:
         raise InvalidParameterError(f"The 'kinds' of candidate_pairs must be among {', '.join(KINDS)}; got {unknown[0]!r}.")
     setting = _setting(mech, base)
-    found = []
+    makers = {"small": lambda: _small_pairs(setting, rng), "rounding": lambda: _rounding_pairs(setting),
+              "filled": lambda: _filled_pairs(setting)}
+    found, seen = [], set()
     for kind in wanted:
-        found += _small_pairs(setting, rng) if kind == "small" else _rounding_pairs(setting) if kind == "rounding" else \
-            _record_pairs(setting, kind)
-    return [c for c in found if neighbouring(mech, c.d0, c.d1)]
+        for c in makers[kind]() if kind in makers else _record_pairs(setting, kind):
+            if neighbouring(mech, c.d0, c.d1) and (kind != "filled" or _identity(c) not in seen):
+                seen.add(_identity(c))
+                found.append(c)
+    return found
+
+
+def _identity(candidate: CandidatePair) -> tuple[str, ...]:
+    """Return what tells two candidates apart: the text of their records (NaN equal to NaN, −0.0 apart from 0.0)."""
+    return tuple(repr(records(d).tolist()) for d in (candidate.d0, candidate.d1))
 
 
 def neighbouring(mech: Mechanism, d0: Any, d1: Any) -> bool:
@@ -392,6 +412,46 @@ def _rounding_pairs(setting: _Setting) -> list[CandidatePair]:
             d0.insert(pair.changed, _null_row(setting, d1[pair.changed]))
         out.append(CandidatePair("rounding", setting.dataset(d0), setting.dataset(d1),
                                  pair.note + (", in place of a null record" if len(d0) == len(d1) and setting.add_remove else "")))
+    return out
+
+
+def _fill_values(setting: _Setting) -> list[tuple[str, Any]]:
+    """Return the (note, value) a dataset is filled with: NaN, ±inf, each finite bound, and a declared null record's number."""
+    integer = all(_integer(setting, setting.rows[:, j]) for j in range(setting.rows.shape[1]))
+    out: list[tuple[str, Any]] = [("NaN", math.nan), ("+inf", math.inf), ("-inf", -math.inf)]
+    for name, bound in zip(("lower", "upper"), setting.bounds):
+        if math.isfinite(bound):
+            out.append((f"the {name} bound {bound:g}", int(bound) if integer else float(bound)))
+    null = np.asarray(setting.null, dtype=object).ravel().tolist() if setting.null is not None else []
+    if len(null) == 1 and _numeric(np.asarray(null, dtype=object)) and repr(float(null[0])) not in {repr(float(v)) for _, v in out}:
+        out.append(("the null record", null[0]))
+    return out
+
+
+def _filled_pairs(setting: _Setting) -> list[CandidatePair]:
+    """Return datasets of the base's length whose records but the changed one all hold one fill value (`_fill_values`).
+
+    Replace-one: the first record moves between two fill values, the n − 1
+    others hold a third or one of them; add-remove: n records of one value,
+    a record of each value added (and in a null record's slot where one is
+    declared). Only where the base has two records or more and every entry
+    of a record is a number; a value goes into every entry of a record.
+    """
+    width, n = setting.rows.shape[1], len(setting.rows)
+    if width < 1 or n < 2 or not all(_numeric(setting.rows[:, j]) for j in range(width)):
+        return []
+    ref, values = setting.reference(), _fill_values(setting)
+    row = {note: _with(ref, range(width), value) for note, value in values}
+    out = []
+    for fill, _ in values:
+        if setting.add_remove:
+            out += [CandidatePair("filled", setting.dataset(d0), setting.dataset(d1), f"{note} {what}, {n} records at {fill}")
+                    for note, _ in values for what, d0, d1 in _placements(setting, [row[fill]] * n, row[note])]
+            continue
+        others = [row[fill]] * (n - 1)
+        out += [CandidatePair("filled", setting.dataset([row[a]] + others), setting.dataset([row[b]] + others),
+                              f"record 0 at {a} replaced by {b}, the {n - 1} others at {fill}")
+                for (a, _), (b, _) in itertools.combinations(values, 2)]
     return out
 
 

@@ -19,7 +19,7 @@ from dpaudit.audit.cli.common import (
     user_output_to_stderr,
 )
 
-KINDS = ("bounds", "non-finite", "magnitude", "new-category", "small", "rounding")
+KINDS = ("bounds", "non-finite", "magnitude", "new-category", "small", "rounding", "filled")
 """The kinds of generated neighbours (`dpaudit.attacks.neighbour_candidates.KINDS`), spelled here so --help loads nothing."""
 
 

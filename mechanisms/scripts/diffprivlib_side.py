@@ -4,7 +4,7 @@ diffprivlib 0.6.6 imports with scikit-learn < 1.6 only, so it lives in an
 environment of its own (`dpaudit env create diffprivlib-0.6.6`); dpaudit's
 adapters (`dpaudit.mechanisms.adapters.diffprivlib`) reach this module
 through dpaudit's external worker (`external_python(..., "diffprivlib_side:serve",
-path=[this folder])`). It imports the standard library, numpy and
+path=[this folder])`). It imports the standard library, numpy, threadpoolctl and
 diffprivlib only.
 
 Each request's data is a dict of columns: `spec` (one JSON string: what to
@@ -32,6 +32,13 @@ where every draw of diffprivlib 0.5 and later passes (its mechanisms take
 is), so a replay records and replays diffprivlib's draws there. Each call gets a fresh
 `BudgetAccountant` with an infinite budget, so nothing is refused or kept
 between draws.
+
+Threads: the side pins BLAS and OpenMP to one thread (`_one_thread`).
+Each call is a tiny fit (6 rows); with the default two threads a
+LogisticRegression fit took 30-110 ms on a shared 2-CPU machine (up to
+0.4 s loaded), its L-BFGS steps waiting on idle threads, against 2-4 ms
+on one. Threads change no random draw, and the bounds docs/libraries.md
+certifies at a seed stay the same.
 """
 
 import os
@@ -45,6 +52,9 @@ sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 import importlib.util  # noqa: E402
 import json  # noqa: E402
 import warnings  # noqa: E402
+
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # read by BLAS libraries loaded later (scipy's)
+    os.environ[_name] = "1"
 
 import numpy as np  # noqa: E402
 
@@ -63,6 +73,20 @@ def _sibling(name):
 
 
 REPLAY = _sibling("replay_side")
+
+
+def _one_thread():
+    """Limit the BLAS and OpenMP libraries already loaded (numpy's, by the worker) to one thread; return nothing.
+
+    Libraries loaded later read the variables set above. threadpoolctl
+    comes with scikit-learn, which diffprivlib requires.
+    """
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1)
+
+
+_one_thread()
 
 
 def _state(seed):

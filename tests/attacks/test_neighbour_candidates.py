@@ -44,17 +44,19 @@ def _any_finite(fn, epsilon: float = 1.0):
 
 SPECS = {
     "box": (dict(records=BoxRecords(0.0, 1.0)), ([0.5, 0.5], [0.5, 0.5, 1.0]),
-            {"bounds", "magnitude", "small", "rounding"}),
-    "box-null": (dict(records=BoxRecords(0.0, 1.0, 3), null_record=0.0), None, {"bounds", "magnitude", "small", "rounding"}),
-    "category": (dict(records=CategoryRecords(4)), ([0, 1], [0, 1, 2]), {"bounds", "new-category", "small"}),
+            {"bounds", "magnitude", "small", "rounding", "filled"}),
+    "box-null": (dict(records=BoxRecords(0.0, 1.0, 3), null_record=0.0), None,
+                 {"bounds", "magnitude", "small", "rounding", "filled"}),
+    "category": (dict(records=CategoryRecords(4)), ([0, 1], [0, 1, 2]), {"bounds", "new-category", "small", "filled"}),
     "vector": (dict(records=VectorRecords(norm=2.0, width=3)), (np.zeros((2, 3)), np.zeros((3, 3))),
                {"bounds", "magnitude", "small", "rounding"}),
     "nan-null": (dict(neighbours=by_relation("add-remove", null_record=np.nan, records=NumberRecords(0.0, 1.0)),
                       null_record=np.nan), ([0.5, 0.5], [0.5, 0.5, 1.0]),
-                 {"bounds", "non-finite", "magnitude", "small", "rounding"}),
+                 {"bounds", "non-finite", "magnitude", "small", "rounding", "filled"}),
     "replace-one": (dict(records=BoxRecords(-1.0, 1.0), relation="replace-one"), ([0.0, 0.0], [0.0, 1.0]),
-                    {"bounds", "magnitude", "new-category", "small", "rounding"}),  # whole numbers may be labels
-    "undeclared": (dict(), ([0.0, 1.0], [0.0, 1.0, 1.0]), {"non-finite", "magnitude", "new-category", "small", "rounding"}),
+                    {"bounds", "magnitude", "new-category", "small", "rounding", "filled"}),  # whole numbers may be labels
+    "undeclared": (dict(), ([0.0, 1.0], [0.0, 1.0, 1.0]),
+                   {"non-finite", "magnitude", "new-category", "small", "rounding", "filled"}),
     "strings": (dict(), (["a", "b"], ["a", "b", "c"]), {"new-category", "small"}),
 }
 
@@ -82,6 +84,64 @@ def test_records_outside_a_declared_domain_are_dropped_and_kept_where_it_admits_
     assert {"just beyond the upper bound, inserted last", "a bound's width beyond the upper bound, inserted last"} <= \
         {c.note for c in bounded}  # the parameters' bounds, in a domain of any finite number
     assert all(c.kind == "bounds" for c in bounded)  # NaN and ±inf are outside every declared domain
+
+
+@pytest.mark.parametrize("name", [*SPECS, "nan-tool"])
+def test_filled_candidates_repeat_no_candidate(name):
+    """A filled pair equal to one of another kind is left out: the nan-tool's records at 0 with one at 1 is a "bounds" pair."""
+    if name == "nan-tool":
+        mech = _nan_tool(blind)
+    else:
+        given, pair, _ = SPECS[name]
+        mech = blackbox(blind, epsilon=1.0, default_pair=pair, **given)
+    found = candidate_pairs(mech, rng=np.random.default_rng(0))
+    texts = [repr((records(c.d0).tolist(), records(c.d1).tolist())) for c in found]
+    filled = [t for c, t in zip(found, texts) if c.kind == "filled"]
+    assert not set(filled) & {t for c, t in zip(found, texts) if c.kind != "filled"} and len(set(filled)) == len(filled)
+
+
+def _nan_tool(fn, epsilon: float = 1.0):
+    """`fn` on 5 records in [0, 1] where NaN is a record (a missing value), replace-one, as diffprivlib's nan-tools declare."""
+    return blackbox(fn, epsilon=epsilon, relation="replace-one", null_record=np.nan,
+                    neighbours=by_relation("replace-one", null_record=np.nan, records=NumberRecords(0.0, 1.0)),
+                    default_pair=(np.zeros(5), np.array([1.0, 0.0, 0.0, 0.0, 0.0])))
+
+
+def nanmean_by_length(data, rng, size):
+    """BUGGY: the mean of the values present, noise calibrated to the length of the array with its NaN."""
+    x = np.clip(np.asarray(data, float), 0.0, 1.0)
+    return np.nanmean(x) + rng.laplace(0.0, 1.0 / x.size, size) if np.any(~np.isnan(x)) else np.full(size, np.nan)
+
+
+def nan_as_zero_mean(data, rng, size):
+    """A missing value counted as 0, then the mean of all n records clamped to [0, 1]: 1-DP under replace-one."""
+    x = np.clip(np.nan_to_num(np.asarray(data, float), nan=0.0), 0.0, 1.0)
+    return np.mean(x) + rng.laplace(0.0, 1.0 / x.size, size)
+
+
+def test_filled_datasets_are_of_the_base_length_with_one_record_changed():
+    found = candidate_pairs(_nan_tool(blind), rng=np.random.default_rng(0), kinds=["filled"])
+    pairs = {(repr(records(c.d0).tolist()), repr(records(c.d1).tolist())) for c in found}
+    assert (repr([0.0] + [math.nan] * 4), repr([1.0] + [math.nan] * 4)) in pairs  # NaN-filled, one value present
+    assert (repr([math.nan] + [1.0] * 4), repr([0.0] + [1.0] * 4)) in pairs  # filled at a bound, one record missing
+    for c in found:
+        a, b = records(c.d0), records(c.d1)
+        assert len(a) == len(b) == 5 and np.count_nonzero(~((a == b) | (np.isnan(a) & np.isnan(b)))) == 1
+
+
+def test_the_hunt_flags_a_missing_value_mean_calibrated_to_the_length_from_a_filled_dataset():
+    mech = _nan_tool(nanmean_by_length)
+    assert audit_mechanism(mech, trials=20_000, seed=0).verdict == "consistent"  # no NaN in the default pair
+    res = audit_mechanism(mech, trials=20_000, seed=0, search="hunt")
+    assert res.verdict == "violation" and res.phases.pair_search["kind"] == "filled"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_hunt_on_a_correct_missing_value_mean_is_consistent(seed):
+    mech = _nan_tool(nan_as_zero_mean, epsilon=1.25)  # 1-DP, claimed at 1.25: a flag would be the hunt's own doing
+    res = audit_mechanism(mech, trials=20_000, seed=seed, search="hunt")
+    assert res.verdict == "consistent"
+    check_pair(mech, res.phases.pair_search["d0"], res.phases.pair_search["d1"])
 
 
 def test_small_datasets_and_unseen_categories():

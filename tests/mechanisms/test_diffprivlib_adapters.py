@@ -91,3 +91,34 @@ def test_nanmean_with_a_record_replaced_by_nan_is_certified(built):
 def test_linear_regression_without_intercept_is_certified(built):
     result = audit_mechanism(built("diffprivlib_linear_regression_no_intercept"), trials=200, seed=0)
     assert result.verdict == "violation"
+
+
+@pytest.mark.libraries
+@pytest.mark.parametrize("name, params", [("diffprivlib_nanmean", {}), ("diffprivlib_nansum", {"lower": 1.0, "upper": 2.0})])
+def test_the_hunt_finds_the_nan_tools_finding_among_filled_datasets(built, name, params):
+    """D1 without a pair: the hunt's filled datasets (NaN or a bound in every record but one) hold it."""
+    mech = built(name, **params)
+    assert audit_mechanism(mech, trials=1000, seed=0).verdict == "consistent"  # the default pair has no NaN
+    result = audit_mechanism(mech, trials=1000, seed=0, search="hunt")
+    found = result.phases.pair_search
+    assert result.verdict == "violation" and found["kind"] == "filled"
+    assert not_neighbours(mech, np.asarray(found["d0"], float), np.asarray(found["d1"], float)) is None
+
+
+@pytest.mark.libraries
+def test_the_hunt_flags_logistic_regression_s_label_set(built):
+    """D3 by the hunt: 21 candidates of 200 fits each, seconds now that the side runs BLAS on one thread."""
+    result = audit_mechanism(built("diffprivlib_logistic_regression"), trials=200, seed=0, search="hunt")
+    assert result.verdict == "violation"
+
+
+@pytest.mark.libraries
+def test_the_side_runs_blas_on_one_thread(built):
+    """The side pins BLAS and OpenMP to one thread (numpy's, loaded first, and scipy's, loaded after it)."""
+    import subprocess
+
+    python = str(dl.environment_python(dl.ENVIRONMENT))
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import diffprivlib_side, scipy.linalg, threadpoolctl; "
+            "print(max(i['num_threads'] for i in threadpoolctl.threadpool_info()))")
+    out = subprocess.run([python, "-c", code, str(dl.SIDE.parent)], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["1"]
