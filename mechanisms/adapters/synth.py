@@ -26,13 +26,16 @@ environment when it is missing.
 - **White-box** (`synth_mst_white_box`, `synth_aim_white_box`; threat
   model "white-box: the noisy measurements"): the release is the
   log-likelihood ratio, target against base, of what the generator drew:
-  its noisy marginals (Gaussian, so the ratio is linear in them) and, for
-  MST, its exponential-mechanism choice of two-way marginals
-  (`synth_side._measured_llr`, `_selected_llr`). MST's measurements carry
-  2ρ/3 of its ρ (μ = √(4ρ/3), 0.371 at (1, 10⁻²) against the 0.455 of the
-  claim); its selection the other ρ/3, which only a dataset on which the
-  target moves the choice exposes: `synth_mst_white_box` plays
-  `selection_pair` (4 binary columns, 1,000 base records) by default.
+  its noisy marginals (Gaussian, so the ratio is linear in them) and its
+  exponential-mechanism choices: MST's two-way marginals, AIM's next
+  marginal (`synth_side._measured_llr`, `_selected_llr`, `_chosen_llr`).
+  MST's measurements carry 2ρ/3 of its ρ (μ = √(4ρ/3), 0.371 at (1, 10⁻²)
+  against the 0.455 of the claim); its selection the other ρ/3, which only
+  a dataset on which the target moves the choice exposes:
+  `synth_mst_white_box` plays `selection_pair` (4 binary columns, 1,000
+  base records) by default, in batches (`mst_white_box.py` beside
+  `synth_side.py`: MST's own draws without the estimation that follows
+  them, about ten milliseconds a run, mostly OpenDP's Gaussian sampler).
 - **Variants as users run them** (finding candidates): `synth_mst_data_domain`
   lets SmartNoise infer the categories from the data (its default when no
   transformer is given); `synth_mst_input_size` samples `sample()` rows,
@@ -72,7 +75,7 @@ from dpaudit.mechanisms.table_features import tabulate
 from dpaudit.mechanisms.worst_case_tables import TableDomain, selection_pair, worst_case_pair
 from dpaudit.validation import check_int, check_real
 
-__all__ = ["DATASYNTHESIZER", "ENVIRONMENT", "Fits", "privbayes", "synth_generator", "synth_mst_white_box"]
+__all__ = ["DATASYNTHESIZER", "DPMM", "ENVIRONMENT", "Fits", "privbayes", "synth_generator", "synth_mst_white_box"]
 
 ENVIRONMENT = declare(Environment(
     name="smartnoise-synth-1.0.8",
@@ -91,6 +94,10 @@ DATASYNTHESIZER = {
         description="DataSynthesizer 0.1.4 (the older release synth-audit audits): PrivBayes for synth_privbayes_0_1_4",
         check="import DataSynthesizer.DataDescriber")),
 }
+DPMM = declare(Environment(
+    name="dpmm-0.1.9", packages=("dpmm==0.1.9",), python="3.11",
+    description="dpmm 0.1.9 (its MST, AIM and PrivBayes pipelines, with its own pins: numpy 1.26.4, pandas 2.1.0, OpenDP 0.12.1)",
+    check="import dpmm.pipelines"))
 SIDE = Path(__file__).resolve().parents[1] / "scripts" / "synth_side.py"
 BATCH_TIMEOUT = 7200.0  # seconds for one batch: an MST fit takes seconds, AIM's tens of seconds on a busy CPU
 BLACK_BOX, WHITE_BOX = "black-box: the synthetic table", "white-box: the noisy measurements"
@@ -283,6 +290,7 @@ GENERATORS = (
 )
 
 # Registration builds nothing (the environment is built when a mechanism is). Costs: seconds a fit (MST ~6 s,
-# AIM ~12 s, MWEM ~1 s on a loaded 2-core machine), so the suite plays few trials.
+# AIM ~12 s, MWEM ~1 s on a loaded 2-core machine; MST white-box on the selection pair ~10 ms a run), so the
+# suite plays few trials.
 for _generator in GENERATORS:
     register(_generator.__name__, expected=None, suite_trials=0.00005, environment=ENVIRONMENT.name)(_generator)

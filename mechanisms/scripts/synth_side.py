@@ -26,14 +26,21 @@ and returns one release per fit:
   generator measured, read as it measured it (MST's `measure`, on the
   original and on the compressed domain, the fit stopped after its last
   measurement, since MST's final estimation is post-processing of them;
-  AIM's `LinearMeasurement`s), and MST's exponential-mechanism draws of
-  its tree. One number per fit: the log-likelihood ratio, target against
-  base, of what was drawn: Σ_m ((y_m − x0_m)·t_m − ‖t_m‖²/2)/σ_m² over the
-  measurements (x0 the base's marginal, `spec["base"]`, t the target's
-  cell), plus, for MST, each draw's c·s_k − log mean exp(c·s) (its
-  probabilities ∝ exp(c · score), s how much the target moves each
-  candidate's score, from the base alone: `_selection_signs`). It reads
-  the draws and the spec, never which dataset was fitted.
+  AIM's `LinearMeasurement`s), and the exponential-mechanism draws (MST's
+  tree, AIM's choice of the marginal to measure next). One number per
+  fit: the log-likelihood ratio, target against base, of what was drawn:
+  Σ_m ((y_m − x0_m)·t_m − ‖t_m‖²/2)/σ_m² over the measurements (x0 the
+  base's marginal, `spec["base"]`, t the target's cell), plus, for MST,
+  each draw's c·s_k − log mean exp(c·s) (its probabilities ∝ exp(c ·
+  score), s how much the target moves each candidate's score, from the
+  base alone: `_selection_signs`), and for AIM each draw's log p₁ − log p₀
+  with the errors of both datasets against the model AIM drew with
+  (`_chosen_llr`). It reads the draws and the spec, never which dataset
+  was fitted. MST on a dataset whose one-way counts its compression
+  keeps (the selection pair) is served in batches by `mst_white_box`
+  (which see): MST's own draws, without the 1,000-iteration estimate
+  compiled afresh per fit, milliseconds a run instead of a second, and
+  each draw scored exactly (each dataset with its own total).
 
 Library "datasynthesizer" (release "table"): PrivBayes as its README shows
 (`_privbayes`), each fit seeded from the batch's seed (SeedSequence), or
@@ -53,6 +60,7 @@ import sys
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 
+import importlib.util  # noqa: E402
 import json  # noqa: E402
 import warnings  # noqa: E402
 
@@ -60,6 +68,15 @@ import numpy as np  # noqa: E402
 
 __all__ = ["describe", "serve"]
 
+def _sibling(name):
+    """Return the module `name` of this folder, loaded by path (the folder is no longer on sys.path)."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(_HERE, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+BATCH = _sibling("mst_white_box")
 RELEASES = ("table", "measurements")
 WHITE_BOX = ("mst", "aim")
 
@@ -125,12 +142,16 @@ class _Recorder:
     """What a white-box fit saw: noisy marginals (y, clique, σ, the Dataset whose domain they are on) and selections.
 
     `selected` holds MST's exponential-mechanism draws in order: (the index drawn, the scale c of its
-    probabilities ∝ exp(c · score)).
+    probabilities ∝ exp(c · score)); `choice` the (ε, sensitivity, monotonic) of the last draw; `sigmas`
+    the σ of each `measure` call, in order.
     """
 
     def __init__(self):
         self.measured = []
         self.selected = []
+        self.choice = None
+        self.sigmas = []
+        self.choices = []
         self.supports = None
         self.calls = 0
 
@@ -156,6 +177,7 @@ def _record_mst(synth, recorder):
     def recording_measure(data, cliques, sigma, weights=None):
         out = measure(data, cliques, sigma, weights)
         recorder.measured += [(np.asarray(m.noisy_measurement, float), tuple(m.clique), float(m.stddev), data) for m in out]
+        recorder.sigmas.append(float(out[0].stddev))
         recorder.calls += 1
         if recorder.calls == MST_MEASURES:
             raise _Measured()  # every measurement is made; the estimation after it reads only them (and the total)
@@ -164,6 +186,7 @@ def _record_mst(synth, recorder):
     def recording_choice(q, eps, sensitivity, prng=np.random, monotonic=False):
         index = choose(q, eps, sensitivity, prng=prng, monotonic=monotonic)
         recorder.selected.append((int(index), (1.0 if monotonic else 0.5) * eps / sensitivity))
+        recorder.choice = (float(eps), float(sensitivity), bool(monotonic))
         return index
 
     def recording_transform(data, supports):
@@ -185,6 +208,53 @@ def _record_aim(recorder):
         return original(y, clique, stddev, *args, **kwargs)
 
     return aim, original, recording
+
+
+def _record_aim_choices(synth, recorder):
+    """Wrap this AIM's `_worst_approximated` so each draw keeps what its probabilities were made of.
+
+    `recorder.choices` gains, per draw: the candidates in AIM's order, each one's weight, bias and the
+    model's estimate of its marginal (a function of the measurements so far), the index drawn, ε and the
+    sensitivity (the largest weight); AIM draws with probabilities ∝ exp(ε/(2·sensitivity) · error).
+    """
+    choose = synth._worst_approximated
+
+    def recording(candidates, answers, model, eps, sigma):
+        chosen = choose(candidates, answers, model, eps, sigma)
+        keys = list(candidates)
+        made = [(float(candidates[k]), float(np.sqrt(2 / np.pi) * sigma * model.domain.size(k)),
+                 np.asarray(model.project(k).datavector(), float)) for k in keys]
+        recorder.choices.append((keys, made, keys.index(chosen), float(eps), max(abs(candidates[k]) for k in keys)))
+        return chosen
+
+    synth._worst_approximated = recording
+
+
+def _chosen_llr(synth, spec, recorder):
+    """Return the log-likelihood ratio (target against base) of AIM's recorded draws of the marginal to measure next.
+
+    Each candidate's error is weight · (‖x − x̂‖₁ − bias), x the hypothesis' marginal (the base's, or the
+    base's plus the target's cell), x̂ and the bias as AIM drew with; a draw of index k contributes
+    log p₁(k) − log p₀(k), p ∝ exp(ε/(2Δ) · error). Reads the draws and the spec only.
+    """
+    from scipy.special import logsumexp
+
+    if not recorder.choices:
+        return 0.0
+    cell, base = (_as_dataset(synth, spec, rows, None) for rows in ([spec["target"]], spec["base"]))
+    total = 0.0
+    for keys, made, index, eps, sensitivity in recorder.choices:
+        scores = []
+        for with_target in (False, True):
+            errors = []
+            for key, (weight, bias, estimate) in zip(keys, made):
+                x = np.asarray(base.project(list(key)).datavector(), float)
+                if with_target:
+                    x = x + np.asarray(cell.project(list(key)).datavector(), float)
+                errors.append(weight * (np.abs(x - estimate).sum() - bias))
+            scores.append(0.5 * eps / sensitivity * np.array(errors))
+        total += float((scores[1][index] - logsumexp(scores[1])) - (scores[0][index] - logsumexp(scores[0])))
+    return total
 
 
 def _as_dataset(synth, spec, rows, domain_data):
@@ -260,6 +330,41 @@ def _selected_llr(spec, recorder):
     return total
 
 
+def _mst_recorded(spec, frame):
+    """Return an MST synthesizer fitted on `frame` up to its last measurement, and the `_Recorder` of what it drew."""
+    from snsynth import Synthesizer
+
+    recorder = _Recorder()
+    synth = Synthesizer.create("mst", **spec["params"])
+    _record_mst(synth, recorder)
+    try:
+        synth.fit(frame, transformer=_transformer(spec))
+    except _Measured:
+        pass
+    synth.recorded_supports = recorder.supports
+    return synth, recorder
+
+
+def _mst_batch(spec, frame, size):
+    """Return `size` white-box scores of MST from `mst_white_box.batch_scores`, or None where its batch path does not apply.
+
+    One real fit on `frame` gives the σ and ε MST measures with (`Calibration`); the batch path serves
+    datasets whose base keeps every category through MST's compression (`batch_applies`).
+    """
+    import snsynth.mst.mst as module
+
+    synth, recorder = _mst_recorded(spec, frame)
+    calibration = BATCH.Calibration(recorder.sigmas[0], recorder.sigmas[-1], *recorder.choice)
+    transformer = synth._transformer
+    cards = list(transformer.cardinality)
+    base, target = (np.asarray(transformer.transform(_frame(r, spec["columns"])), dtype=np.int64)
+                    for r in (spec["base"], [spec["target"]]))
+    if not BATCH.batch_applies(base, cards, calibration):
+        return None
+    codes = np.asarray(transformer.transform(frame), dtype=np.int64)
+    return BATCH.batch_scores(codes, base, target[0], cards, calibration, (synth, module), size)
+
+
 def _measurements(spec, frame):
     """Return the white-box score of one fresh fit on `frame` (MST or AIM): the log-likelihood ratio of what it drew.
 
@@ -267,23 +372,19 @@ def _measurements(spec, frame):
     """
     from snsynth import Synthesizer
 
-    recorder = _Recorder()
-    synth = Synthesizer.create(spec["generator"], **spec["params"])
     if spec["generator"] == "mst":
-        _record_mst(synth, recorder)
-        try:
-            synth.fit(frame, transformer=_transformer(spec))
-        except _Measured:
-            pass
-        synth.recorded_supports = recorder.supports
+        synth, recorder = _mst_recorded(spec, frame)
     else:
+        recorder = _Recorder()
+        synth = Synthesizer.create(spec["generator"], **spec["params"])
+        _record_aim_choices(synth, recorder)
         aim, original, recording = _record_aim(recorder)
         aim.LinearMeasurement = recording
         try:
             synth.fit(frame, transformer=_transformer(spec))
         finally:
             aim.LinearMeasurement = original
-    return _measured_llr(synth, spec, recorder) + _selected_llr(spec, recorder)
+    return _measured_llr(synth, spec, recorder) + _selected_llr(spec, recorder) + _chosen_llr(synth, spec, recorder)
 
 
 def _privbayes(spec, frame, seed):
@@ -330,6 +431,9 @@ def serve(data, size, seed):
         warnings.simplefilter("ignore")
         if release == "measurements":
             _speed_up()
+            batch = _mst_batch(spec, frame, size) if spec["generator"] == "mst" else None
+            if batch is not None:
+                return batch
             return np.array([_measurements(spec, frame) for _ in range(size)], dtype=np.float64)
         if spec.get("library") == "datasynthesizer":
             seeds = np.random.SeedSequence(seed).generate_state(size)
