@@ -85,18 +85,20 @@ def _value(release: Any) -> Any:
     return np.asarray(release) if isinstance(release, list) else release
 
 
-def declared_law(mech: Mechanism, release0: Any) -> list[Draw]:
+def declared_law(mech: Mechanism, release0: Any) -> list[Draw] | None:
     """Return the law of the released noise the mechanism's sampler declares (`released_noise`), as one draw the size of
-    the release, or [] when it declares none.
+    the release; [] when it declares that no recorded law is the release's noise (False); None when it declares nothing.
 
     Sound to price a move of the release by it when the release is the value
     plus noise of that law whose scale the data does not set (the replay
     froze the draws that make it): then the release moves as the value
     does. `released_noise` is {"method": a law of `noise_shift.PURE` or
-    `GAUSSIAN`, and its arguments ("scale", or "p" of a geometric)}.
+    `GAUSSIAN`, and its arguments ("scale", or "p" of a geometric)}, or
+    False for a release that is not the value plus its draws (Opacus'
+    weights: the noise divided by the expected batch size, then SGD steps).
     """
     law = getattr(mech.sampler, "released_noise", None)
-    if not law:
-        return []
+    if law is None or law is False:
+        return None if law is None else []
     arguments = {k: v for k, v in law.items() if k != "method"}
     return [Draw(law["method"], {"loc": 0.0, **arguments, "size": None}, None, np.zeros(numbers(release0).shape))]

@@ -38,7 +38,14 @@ def _take(x: Any, idx: np.ndarray, axis: int) -> Any:
 
 
 class _Intercepting(_REAL):
-    """A Generator whose sampling methods all go through `_call(method, arguments)` (numpy's inner calls do not)."""
+    """A Generator whose sampling methods all go through `_call(method, arguments)` (numpy's inner calls do not).
+
+    `records_draws` tells a sampler that draws from a library's own generator
+    that it may draw through this one instead, at the library's draw sites
+    (the Opacus adapter: `dpaudit.mechanisms.adapters.opacus_draws`).
+    """
+
+    records_draws = True
 
     def __init__(self, bit_generator: np.random.BitGenerator) -> None:
         super().__init__(bit_generator)

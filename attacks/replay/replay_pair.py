@@ -8,9 +8,10 @@ not record raises `NotReplayable`, naming it, since a replay of part of the
 noise would read a move of the unrecorded noise as a move of the data. A
 library adapter that replays in its own environment (`replays_elsewhere`)
 is replayed there, at the library's one interception point, and its
-record compared the same way; a move of its release is priced by the
-law of the released noise its adapter declares (`declared_law`) when it
-declares one, else by the draws recorded there as a replay here does.
+record compared the same way. A move of the release is priced by the
+law of the released noise a sampler declares (`declared_law`: a library's
+uniforms made into Laplace noise; none for a release that is not the value
+plus its draws), else by the draws recorded, laid under it.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def replay_pair(mech: Mechanism, d0: Any, d1: Any, *, seed: np.random.SeedSequen
     if replays_elsewhere(mech):
         there = recorded_elsewhere(mech, d0, d1, seed=seed)
         failure = there.failure if there.release1 is None else None
-        laws = declared_law(mech, there.release0) or there.tape
+        laws = declared_law(mech, there.release0)
         return _replay(d0, d1, there.release0, there.release1, failure, there.tape, list(there.divergences), {}, laws)
     record_seed, fresh_seed = seed.spawn(2)
     recording = Recording(np.random.PCG64(record_seed))
@@ -106,7 +107,8 @@ def replay_pair(mech: Mechanism, d0: Any, d1: Any, *, seed: np.random.SeedSequen
     if sources:
         raise not_replayable(mech.name, sources)
     replaying.finish()
-    return _replay(d0, d1, release0, release1, failure, recording.tape, replaying.divergences, replaying.replayed)
+    return _replay(d0, d1, release0, release1, failure, recording.tape, replaying.divergences, replaying.replayed,
+                   declared_law(mech, release0))
 
 
 def _check_itself(mech: Mechanism, d0: Any, release0: Any, tape: list[Draw], seed: np.random.SeedSequence) -> None:

@@ -26,7 +26,20 @@ what a user would publish.
 - **Draws**: one training run per output, each from its own torch
   generators seeded from the audit's `rng` (data sampling and noise), so an
   audit repeats for its seed. Opacus' warning about its insecure generator
-  is silenced (a seeded generator is what an audit needs).
+  is silenced (a seeded generator is what an audit needs). The model is
+  built without drawing its initial weights (they are set to 0).
+- **Replay** (`dpaudit replay opacus_make_private`): handed a replay's
+  generator (`records_draws`), a run draws Opacus' noise and its Poisson
+  uniforms from it, at Opacus' own two draw sites
+  (`opacus_draws.drawing_from`), so the replay records each step's
+  `normal(loc=clipped gradient sum, scale=σC)` and `random(size=rows)` and
+  answers them on the neighbour; the torch generators Opacus is handed are
+  then seeded from the system's entropy, so a draw that goes around those
+  sites changes the release of D replayed on itself and is refused. The
+  released weights are not the gradient sum plus the noise (divided by the
+  expected batch size, then SGD steps), so the sampler declares no law of
+  its released noise (`released_noise = False`): a move of the noise's
+  location is priced by σC, a move of the weights alone is not priced.
 
 Opacus 1.6.0 derives both its sampling rate and the divisor of the noisy
 gradient sum from the private dataset's size: `sample_rate = 1 /
@@ -39,6 +52,7 @@ certifies.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import warnings
@@ -46,6 +60,7 @@ from typing import Any
 
 import numpy as np
 from dpaudit.errors import InvalidParameterError
+from dpaudit.mechanisms.adapters.opacus_draws import drawing_from
 from dpaudit.mechanisms.base import Claim, Mechanism
 from dpaudit.mechanisms.dpsgd.torch_support import import_optional
 from dpaudit.mechanisms.neighbours import by_relation
@@ -76,25 +91,26 @@ class _Program:
         self.noise_multiplier, self.clip_norm, self.learning_rate = noise_multiplier, clip_norm, learning_rate
         self.delta, self.accountant = delta, accountant
 
-    def run(self, rows: np.ndarray, seed: int, *, account: bool = False) -> tuple[np.ndarray, float | None]:
+    def run(self, rows: np.ndarray, seed: int | None, *, account: bool = False,
+            draws: np.random.Generator | None = None) -> tuple[np.ndarray, float | None]:
         """Return the weights trained on `rows` (float records) with seeds from `seed`, and Opacus' ε after training
-        (`engine.get_epsilon(delta)`) when `account`, else None."""
+        (`engine.get_epsilon(delta)`) when `account`, else None. With `draws` (a replay's generator, `seed` None),
+        Opacus' noise and Poisson uniforms are drawn from it (`opacus_draws.drawing_from`)."""
         torch, opacus = _modules()
-        gen = np.random.SeedSequence(seed).generate_state(2)
+        loader_generator, noise_generator = _generators(torch, seed)
         x = torch.as_tensor(np.asarray(rows, dtype=np.float32).reshape(-1, 1))
         y = torch.ones(len(x), self.dimension)
         loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=self.batch_size,
-                                             generator=torch.Generator().manual_seed(int(gen[0])))
-        model = torch.nn.Linear(1, self.dimension, bias=False)
+                                             generator=loader_generator)
+        model = torch.nn.utils.skip_init(torch.nn.Linear, 1, self.dimension, bias=False)  # no draw: set to 0 below
         torch.nn.init.zeros_(model.weight)
         optimizer = torch.optim.SGD(model.parameters(), lr=self.learning_rate)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), drawing_from(draws) if draws is not None else contextlib.nullcontext():
             warnings.simplefilter("ignore")
             engine = opacus.PrivacyEngine(accountant=self.accountant)
             model, optimizer, loader = engine.make_private(
                 module=model, optimizer=optimizer, data_loader=loader, noise_multiplier=self.noise_multiplier,
-                max_grad_norm=self.clip_norm, poisson_sampling=True,
-                noise_generator=torch.Generator().manual_seed(int(gen[1])))
+                max_grad_norm=self.clip_norm, poisson_sampling=True, noise_generator=noise_generator)
             for _ in range(self.epochs):
                 for xb, yb in loader:
                     optimizer.zero_grad()
@@ -104,13 +120,27 @@ class _Program:
         return model._module.weight.detach().numpy().ravel().astype(float), epsilon
 
 
+def _generators(torch: Any, seed: int | None) -> tuple[Any, Any]:
+    """Return the torch generators of the loader and the noise: seeded from `seed`, or from the system's entropy (None)."""
+    made = (torch.Generator(), torch.Generator())
+    if seed is None:
+        for generator in made:
+            generator.seed()
+        return made
+    states = np.random.SeedSequence(seed).generate_state(2)
+    return made[0].manual_seed(int(states[0])), made[1].manual_seed(int(states[1]))
+
+
 def _sampler(program: _Program) -> Any:
     def sample(data: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
         values = np.asarray(data, dtype=float).ravel()
         rows = values[~np.isnan(values)]
+        if getattr(rng, "records_draws", False):  # a replay's generator: Opacus draws through it
+            return np.stack([program.run(rows, None, draws=rng)[0] for _ in range(size)])
         seeds = rng.integers(0, 2**63 - 1, size=size)
         return np.stack([program.run(rows, int(s))[0] for s in seeds])
 
+    setattr(sample, "released_noise", False)  # the weights are not a value plus the noise: a replay prices no release move
     return sample
 
 
