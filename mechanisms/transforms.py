@@ -14,7 +14,8 @@ composition, amplification by subsampling, group privacy); the upper bound
 A replay (`dpaudit.audit.audit_replay`) reads two attributes of a sampler:
 `not_replayable` (why its draws cannot be replayed) and `replay` (a library
 that replays in its own environment, one call at a time). A transform keeps
-a truthful answer (`_replayed`): an inner reason is kept; `group` keeps the
+a truthful answer (`_replayed`): an inner reason is kept, and so is the
+law of the released noise an inner sampler declares; `group` keeps the
 inner sampler and `copies` replays through it (neither draws); `compose`,
 `subsample` and `shuffle` around a `replay` say why they cannot (their runs
 or their own draws are not part of the library's one-call replay). An
@@ -61,8 +62,12 @@ def _replayed(inner: Mechanism, sample: Callable[..., Any], runs: str | None) ->
     one call of it (its runs, its own draws): the sampler is then marked
     `not_replayable` with that reason; `runs` None means the transform is
     one call of it on data it fixes without drawing, and the caller gives
-    `sample` its own `replay`.
+    `sample` its own `replay`. The law of the released noise the inner
+    sampler declares (`released_noise`) is kept: each output of a transform
+    is an output of `inner` (stacked, or on other records).
     """
+    if hasattr(inner.sampler, "released_noise"):
+        setattr(sample, "released_noise", inner.sampler.released_noise)
     why = getattr(inner.sampler, "not_replayable", None)
     if why:
         setattr(sample, "not_replayable", why)
@@ -260,7 +265,6 @@ def copies(mech: Mechanism, k: int) -> Mechanism:
             return mech.sampler.replay(np.repeat(np.asarray(d0), k, axis=0), np.repeat(np.asarray(d1), k, axis=0), rng)
 
         setattr(sample, "replay", replay)
-        setattr(sample, "released_noise", getattr(mech.sampler, "released_noise", None))
     _replayed(mech, sample, None)
     def neighbours(a: np.ndarray, b: np.ndarray) -> Optional[str]:
         return not_neighbours(inner, np.repeat(a, k, axis=0), np.repeat(b, k, axis=0))

@@ -89,3 +89,15 @@ def test_a_transform_of_a_sampler_that_draws_from_its_rng_is_replayed_with_the_t
     assert [d.method for d in r.tape] == ["laplace"] * 3 and r.sensitivity().l1 == pytest.approx(3.0)
     r = replay_pair(subsample(inner, 0.5), *PAIR, seed=np.random.SeedSequence(0))
     assert r.tape[0].method == "random" and not r.divergences()
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+def test_every_transform_keeps_the_law_of_the_released_noise_its_inner_sampler_declares(name):
+    def weights(data, size, rng):  # not the value plus its draw: a replay must not lay the move over it
+        return np.array([3.0 * (float(np.sum(data)) + rng.normal(0.0, 1.0)) for _ in range(size)])
+
+    weights.released_noise = False
+    mech = subsample(_inner(weights), 1.0) if name == "subsample" else TRANSFORMS[name](_inner(weights))  # q = 1: kept
+    pair = mech.default_pair or PAIR
+    found = replay_pair(mech, *pair, seed=np.random.SeedSequence(0)).sensitivity()
+    assert found.l1 > 0 and found.unpriced and found.gaussian_mu == 0.0
