@@ -8,8 +8,9 @@ all below, x shape, each also swapped — a sweep of half-half splits, and rando
 neighbours a bug hunter would try (`dpaudit.attacks.neighbour_candidates`:
 records at and beyond bounds, NaN and ±inf, huge and tiny numbers, unseen
 categories, empty and one-record datasets, floating-point rounding
-datasets). Each candidate gets a cheap audit: a test is chosen on one half
-of its samples and the caller's objective (a conservative projection of the
+datasets, datasets filled with NaN, ±inf or a bound but one record).
+Each candidate gets a cheap audit: a test is chosen on one half of its
+samples and the caller's objective (a conservative projection of the
 certified bound) is computed on the other half; the largest wins.
 
 Soundness: the search draws from its own seed stream, SeedSequence([seed,
