@@ -242,17 +242,14 @@ def _chosen_llr(synth, spec, recorder):
     if not recorder.choices:
         return 0.0
     cell, base = (_as_dataset(synth, spec, rows, None) for rows in ([spec["target"]], spec["base"]))
-    total = 0.0
+    marginals, total = {}, 0.0
     for keys, made, index, eps, sensitivity in recorder.choices:
-        scores = []
-        for with_target in (False, True):
-            errors = []
-            for key, (weight, bias, estimate) in zip(keys, made):
-                x = np.asarray(base.project(list(key)).datavector(), float)
-                if with_target:
-                    x = x + np.asarray(cell.project(list(key)).datavector(), float)
-                errors.append(weight * (np.abs(x - estimate).sum() - bias))
-            scores.append(0.5 * eps / sensitivity * np.array(errors))
+        for key in keys:
+            if key not in marginals:  # (the base's marginal, the target's cell), once per candidate
+                marginals[key] = tuple(np.asarray(d.project(list(key)).datavector(), float) for d in (base, cell))
+        scores = [0.5 * eps / sensitivity * np.array(
+            [weight * (np.abs(marginals[key][0] + shift * marginals[key][1] - estimate).sum() - bias)
+             for key, (weight, bias, estimate) in zip(keys, made)]) for shift in (0.0, 1.0)]
         total += float((scores[1][index] - logsumexp(scores[1])) - (scores[0][index] - logsumexp(scores[0])))
     return total
 

@@ -68,3 +68,14 @@ def test_privbayes_claims_epsilon_for_replacing_a_row_and_its_default_seed_repea
     assert not_neighbours(mech, d0, d1) is None and len(d1) == len(d0)
     out = mech.sample(d1, 3, np.random.default_rng(0))
     assert np.all(out == out[0]) and np.all(out[:, 0] == 30)  # seed 0 in every fit: one table, whatever the run
+
+
+@pytest.mark.libraries
+def test_mwem_reads_each_columns_range_from_the_data_so_its_tables_of_d_never_hold_the_target_values():
+    mech = get_mechanism("synth_mwem", epsilon=1.0, rows=10, sample_rows=100)
+    d0, _ = mech.default_pair
+    out = mech.sample(d0, 3, np.random.default_rng(0))
+    names = feature_names(["c0", "c1", "c2"])
+    # D holds only category 0, so MWEM's histogram has one cell a column (docs/libraries.md S6); an MWEM on the
+    # declared 3 categories starts from a uniform histogram and its noisy updates leave the target's cells mass
+    assert np.all(out[:, [names.index(c) for c in ("c0", "c1", "c2")]] == 0) and np.all(out[:, 0] == 100)
