@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from dpaudit.audit.estimators.certify import Bound
 
 __all__ = ["FINAL_SHARE", "FIRST_EPOCH", "SEQUENTIAL", "audit_sequentially", "check_sequential", "epoch_shares",
-           "grown_epochs", "look_sizes", "planned_epochs"]
+           "grown_epochs", "look_sizes", "planned_epochs", "sequences_certify"]
 
 SEQUENTIAL = "sequential"
 FIRST_EPOCH = 1000
@@ -225,16 +225,21 @@ class _Run:
                        for e in self.epochs)
         b = self.budget
         sequential = SequentialEpochs(listed, "interrupted" if interrupted else self.stopped, b.max_trials,
-                                      b.max_seconds, b.tight, b.give_up)
+                                      b.max_seconds, b.tight, b.give_up, self.audit.default)
         phases = dataclasses.replace(first.phases, sequential=sequential, trials_for_violation=None)
         return dataclasses.replace(first, lower_bound=self.lower_bound(), beside=(), evidence=None, phases=phases,
                                    seconds=time.perf_counter() - self.start)
 
 
+def sequences_certify(bound: Bound) -> bool:
+    """Return True when `bound` is the two-rates interval of held-out counts, the only one sequences certify."""
+    return isinstance(bound.interval(), TwoRates) and bound.estimator in (None, "held-out")
+
+
 def check_sequential(bound: Bound) -> None:
     """Raise the one sentence when `bound` is not the two-rates interval of held-out counts, the only one sequences certify."""
     interval = bound.interval()
-    if not isinstance(interval, TwoRates) or bound.estimator not in (None, "held-out"):
+    if not sequences_certify(bound):
         raise InvalidParameterError(
             f"trials='sequential' certifies the two-rates interval with its own estimator; got the {interval.name} "
             f"interval{'' if bound.estimator is None else ' and the estimator ' + repr(bound.estimator)}."

@@ -24,6 +24,7 @@ from dpaudit.attacks.selection_budget import split_budget
 from dpaudit.attacks.two_dataset_play import PlayedPair, Setting, play
 from dpaudit.audit.audits.advice import trials_for_violation
 from dpaudit.audit.audits.auto_trials import AUTO, FIRST_ROUND, AutoBudget, audit_in_rounds, first_round
+from dpaudit.audit.audits.default_trials import DEFAULT_TRIALS, default_trials
 from dpaudit.audit.audits.sequential_trials import SEQUENTIAL, audit_sequentially, check_sequential
 from dpaudit.audit.estimators.certify import Bound, bounds_beside, certify
 from dpaudit.audit.estimators.intervals import INTERVALS, Bands, TwoRates, interval_named
@@ -114,7 +115,7 @@ def audit_mechanism(
     d0: Any = None,
     d1: Any = None,
     *,
-    trials: int | str = 1_000_000,
+    trials: int | str | None = None,
     seed: int = 0,
     confidence: float = 0.95,
     delta: float | None = None,
@@ -151,7 +152,8 @@ def audit_mechanism(
     violation is certified, the bound reaches a fraction of the claim, or
     `budget` (an `AutoBudget`: trials, seconds) is spent; each round pays
     its share of 1 − `confidence`, and `result.phases.auto` lists them.
-    `trials="sequential"` stops likewise, its bound valid at any stopping time (`sequential_trials`).
+    `trials="sequential"` stops likewise, its bound valid at any stopping time (`sequential_trials`). Left out,
+    `trials` is 10⁶, or "sequential" with `budget` (default 10⁶) for expensive draws (`default_trials`).
 
     With `search` (True, or an `InputSpace` to draw random pairs from) and
     no d0/d1, the pair is chosen first among StatDP's patterns and random
@@ -167,7 +169,7 @@ def audit_mechanism(
     Args:
         mechanism: the `Mechanism` to audit (its claim and relation decide the verdict).
         d0, d1: the neighbouring datasets (default: the mechanism's worst-case pair, or a search).
-        trials: outputs per dataset, "auto" for rounds that stop at a verdict or `budget`, or "sequential".
+        trials: outputs per dataset, "auto" for rounds that stop at a verdict or `budget`, "sequential", or None (the default).
         seed, confidence, delta, interval: of the audit (or `bound=Bound(confidence=, delta=, strategy=)`).
         progress, workers, scheduler: where it runs (or `execution=Execution(...)`).
         search, budget: pair search (True, an InputSpace, or "hunt"); the auto budget.
@@ -180,10 +182,9 @@ def audit_mechanism(
         MechanismError: when the mechanism raises, changes its output shape or exits.
         Interrupted: on Ctrl-C, carrying the result of the held-out chunks that finished as `partial`.
     """
-    audit, trials, auto = _prepare(mechanism, d0, d1, trials=trials, seed=seed, search=search,
-                                   bound=_bound(bound, confidence, delta, interval),
-                                   execution=_execution(execution, progress, workers, scheduler))
-    budget = budget or AutoBudget()
+    bound, trials, default, budget = _defaulted(mechanism, _bound(bound, confidence, delta, interval), trials, budget)
+    audit, trials, auto = _prepare(mechanism, d0, d1, trials=trials, seed=seed, search=search, bound=bound,
+                                   execution=_execution(execution, progress, workers, scheduler), default=default)
     with progress_of(audit.execution.progress, budget.max_trials if auto else trials,
                      label=f"auditing {mechanism.name}") as bar:
         if auto:
@@ -191,8 +192,18 @@ def audit_mechanism(
         return audit.once(trials, audit.seed, time.perf_counter(), global_streams(), bar)
 
 
+def _defaulted(mechanism: Mechanism, bound: Bound, trials: int | str | None,
+               budget: AutoBudget | None) -> tuple[Bound, int | str, str | None, AutoBudget]:
+    """Return the bound, the trials to play (`default_trials` when None), why the default chose "sequential" (or None),
+    and the budget: the one given, else `AutoBudget()`, with DEFAULT_TRIALS as its trials for the sequential default."""
+    default = None
+    if trials is None and isinstance(mechanism, Mechanism):
+        trials, default = default_trials(mechanism, bound)
+    return bound, trials, default, budget or AutoBudget(**({"max_trials": DEFAULT_TRIALS} if default else {}))
+
+
 def _prepare(mechanism: Mechanism, d0: Any, d1: Any, *, trials: int | str, seed: int, search: bool | InputSpace | str,
-             bound: Bound, execution: Execution) -> tuple[_Audit, int, str]:
+             bound: Bound, execution: Execution, default: str | None = None) -> tuple[_Audit, int, str]:
     """Return the checked audit (its pair resolved, searched first when asked), its trials, and "auto", "sequential" or ""."""
     if not isinstance(mechanism, Mechanism):
         raise InvalidParameterError(
@@ -210,7 +221,7 @@ def _prepare(mechanism: Mechanism, d0: Any, d1: Any, *, trials: int | str, seed:
     objective = projected_bound(held, at, 1.0 - bound.confidence, interval=bound.interval().name)
     d0, d1, found = _resolve_pair(mechanism, d0, d1, search, objective=objective, budget=trials // 2, seed=seed)
     searched = {"trials": trials // 2, "d0": d0, "d1": d1, **found} if search else None
-    return _Audit(mechanism, d0, d1, bound, at, execution, searched, seed), trials, auto
+    return _Audit(mechanism, d0, d1, bound, at, execution, searched, seed, default), trials, auto
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,6 +236,8 @@ class _Audit:
     execution: Execution
     searched: dict[str, Any] | None
     seed: int
+    default: str | None = None
+    """Why `trials` left out chose the sequential audit (`default_trials`), or None."""
 
     def once(self, trials: int, seed: int, start: float, streams: Any, progress: Callable[[int], None] | None) -> AuditResult:
         """Return the audit of `trials` outputs per dataset: play, certify, result (Ctrl-C: `Interrupted` with the part done)."""

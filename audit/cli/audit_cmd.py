@@ -24,8 +24,10 @@ from dpaudit.audit.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from dpaudit.audit.audits.auto_trials import AutoBudget
     from dpaudit.execution.interrupted import Interrupted
     from dpaudit.execution.time_limit import Limit
+    from dpaudit.mechanisms.base import Mechanism
 
 INTERVALS = LazyChoices("dpaudit.audit.estimators.intervals", "INTERVALS")
 
@@ -35,8 +37,6 @@ def run(args: argparse.Namespace) -> int:
 
     What the mechanism prints while it runs goes to stderr, so stdout holds the result alone.
     """
-    from dpaudit.audit.audits.auto_trials import AUTO, AutoBudget
-    from dpaudit.audit.audits.sequential_trials import SEQUENTIAL
     from dpaudit.audit.audits.two_dataset import audit_mechanism
     from dpaudit.errors import InvalidParameterError, MechanismError
     from dpaudit.execution.execution import Execution
@@ -47,11 +47,7 @@ def run(args: argparse.Namespace) -> int:
         mech = mechanism_of(args)
     check_output_paths(args)
     given = {"max_trials": args.max_trials, "max_seconds": args.max_seconds, "tight": args.tight}
-    if args.trials not in (AUTO, SEQUENTIAL) and any(value is not None for value in given.values()):
-        flags = ", ".join(f"--{key.replace('_', '-')}" for key, value in given.items() if value is not None)
-        raise InvalidParameterError(f"{flags} budget --trials auto or sequential; with a fixed --trials {args.trials:,} "
-                                    "they would do nothing: pass --trials auto or sequential, or drop them.")
-    budget = AutoBudget(**{key: value for key, value in given.items() if value is not None})
+    budget = _budget(args, mech, {key: value for key, value in given.items() if value is not None})
     execution = Execution(workers=args.workers, scheduler=args.scheduler, progress=progress_wanted(args))
     if args.hunt and args.search:
         raise InvalidParameterError("--search and --hunt are two pair searches: pass one of them.")
@@ -72,6 +68,32 @@ def run(args: argparse.Namespace) -> int:
             "before any held-out trial."
         ) from None
     return emit(result, args, event=mech.event if args.report else None)  # only the report reads it (dp_accounting)
+
+
+def _budget(args: argparse.Namespace, mech: Mechanism, given: dict[str, float]) -> AutoBudget | None:
+    """Return the budget of --trials auto or sequential (also when the default is sequential), None when there is none.
+
+    Raises:
+        InvalidParameterError: when budget flags come with a fixed number of trials, given or the default.
+    """
+    from dpaudit.audit.audits.auto_trials import AUTO, AutoBudget
+    from dpaudit.audit.audits.default_trials import DEFAULT_TRIALS, default_trials
+    from dpaudit.audit.audits.sequential_trials import SEQUENTIAL
+    from dpaudit.audit.estimators.certify import Bound
+    from dpaudit.audit.estimators.intervals import interval_named
+    from dpaudit.errors import InvalidParameterError
+
+    trials = args.trials
+    if trials is None:
+        trials = default_trials(mech, Bound(strategy=interval_named(args.interval)))[0]
+    if trials not in (AUTO, SEQUENTIAL) and given:
+        flags = ", ".join(f"--{key.replace('_', '-')}" for key in given)
+        fixed = f"--trials {trials:,}" if args.trials is not None else f"default of {trials:,} trials for {mech.name}"
+        raise InvalidParameterError(f"{flags} budget --trials auto or sequential; with a fixed {fixed} "
+                                    "they would do nothing: pass --trials auto or sequential, or drop them.")
+    if not given:
+        return None
+    return AutoBudget(**{"max_trials": DEFAULT_TRIALS, **given} if args.trials is None else given)
 
 
 def _load_audit_libraries() -> None:
@@ -123,13 +145,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_mechanism_arguments(parser, optional=True,
                             name_help="a built-in mechanism (see `dpaudit list`) or module:attr; omit with --command")
     add_external_arguments(parser)
-    parser.add_argument("--trials", type=_trials_argument, default=1_000_000,
+    parser.add_argument("--trials", type=_trials_argument,
                         help="outputs drawn per dataset (default 10^6; 1e6 is fine), 'auto': rounds of growing size"
                              " until a violation is certified or the budget is spent, or 'sequential': an anytime-valid"
                              " bound looked at after every chunk, stopping at a certified violation, when the claim is"
-                             " out of reach, or at the budget")
+                             " out of reach, or at the budget. Left out: sequential with a budget of 10^6 for a"
+                             " mechanism whose draws are expensive (--command, --python, a library adapter), else 10^6")
     parser.add_argument("--max-trials", type=_trials_argument,
-                        help="with --trials auto or sequential: trials per dataset in all (default 2e7)")
+                        help="with --trials auto or sequential: trials per dataset in all (default 2e7; 1e6 for the"
+                             " sequential default of an expensive mechanism)")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="stop a mechanism that hangs after SECONDS; the trials that finished give the bound")
     parser.add_argument("--max-seconds", type=float, help="with --trials auto: no round starts that would end later;"

@@ -23,7 +23,8 @@ _STRATEGY = f"{NO_FLAG}: the estimator's default threshold strategy (Python: Bou
 SPELLINGS: dict[str, tuple[str, dict[str, str]]] = {
     "audit_mechanism": ("audit", {
         "mechanism": f"{_MECHANISM}, --command 'CMD ARGS', or NAME with --python PATH; --param, --epsilon, --delta",
-        "d0": "--d0 JSON", "d1": "--d1 JSON", "trials": "--trials N or auto", "seed": "--seed",
+        "d0": "--d0 JSON", "d1": "--d1 JSON",
+        "trials": "--trials N, auto or sequential (left out: sequential for expensive draws, else 10⁶)", "seed": "--seed",
         "confidence": "--confidence", "delta": f"{NO_FLAG}: δ of the bound is the claim's (--delta)",
         "progress": "on unless --quiet (a bar when stderr is a terminal)", "workers": "--workers N",
         "scheduler": "--scheduler ADDRESS", "search": "--search", "interval": "--interval KIND",

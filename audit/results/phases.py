@@ -55,7 +55,8 @@ class Epoch:
 
 @dataclasses.dataclass(frozen=True)
 class SequentialEpochs:
-    """The epochs of `trials="sequential"`, why they stopped, and the budget and stop rules they had."""
+    """The epochs of `trials="sequential"`, why they stopped, the budget and stop rules they had, and (`default`) why
+    the audit played them when given no trials (`default_trials`: its draws are expensive), or None when asked to."""
 
     epochs: tuple[Epoch, ...]
     stopped: str
@@ -63,6 +64,7 @@ class SequentialEpochs:
     max_seconds: float | None
     tight: float
     give_up: bool
+    default: str | None = None
 
     @property
     def trials_drawn(self) -> int:
@@ -71,9 +73,10 @@ class SequentialEpochs:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON `sequential` object."""
-        return {"epochs": [dataclasses.asdict(e) for e in self.epochs], "trials_drawn": self.trials_drawn,
-                "stopped": self.stopped, "max_trials": self.max_trials, "max_seconds": self.max_seconds,
-                "tight": self.tight, "give_up": self.give_up}
+        out = {"epochs": [dataclasses.asdict(e) for e in self.epochs], "trials_drawn": self.trials_drawn,
+               "stopped": self.stopped, "max_trials": self.max_trials, "max_seconds": self.max_seconds,
+               "tight": self.tight, "give_up": self.give_up}
+        return out if self.default is None else {**out, "default": self.default}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -417,11 +417,17 @@ def verdict_text(verdict: str | None) -> str:
 
 
 def _phase_rows(phases: Phases) -> list[tuple[str, str]]:
-    """Return the table rows on the trials: the rounds of `trials="auto"`, a warning, how many trials would likely decide."""
+    """Return the table rows on the trials: the rounds of `trials="auto"` or the epochs of "sequential" (and why, when the
+    default chose it), a warning, how many trials would likely decide."""
     rows = []
     if phases.auto is not None:
         rows.append(("trials auto", f"{len(phases.auto.rounds)} rounds, {phases.auto.trials_drawn:,} trials per dataset in all; "
                                     f"stopped: {phases.auto.stopped}"))
+    if phases.sequential is not None:
+        seq = phases.sequential
+        why = f" (the default: {seq.default})" if seq.default else ""
+        rows.append(("trials sequential", f"{seq.trials_drawn:,} of at most {seq.max_trials:,} per dataset{why}; "
+                                          f"stopped: {seq.stopped}"))
     if phases.warning:
         rows.append(("warning", phases.warning))
     if phases.trials_for_violation is not None:

@@ -24,6 +24,9 @@ replay, then its certificate on fresh draws): a correct mechanism of exact
 `play_sequential_runs` plays them as the pair of a sequential multi-run
 game (`audit_canaries(..., game=MultiRun(runs, sequential=True),
 canary="pair")`, watched to its budget): the same rule holds for its bound.
+`play_default` plays them through `audit_mechanism` given no trials, the
+mechanism typed as one in another process: the sequential default of an
+expensive mechanism, watched to its budget; the same rule holds.
 
 `TRANSFORMS` and `CONSTRUCTORS` are read from the code: a public name of
 `dpaudit.mechanisms` or of its transforms that is neither a cell here nor
@@ -452,6 +455,24 @@ def play_sequential_runs(cell: Cell, seed: int, runs: int) -> Outcome | None:
         return audit_canaries(dataclasses.replace(mech, default_pair=(d0, d1)), game=game, canary="pair", seed=seed)
 
     return _play_valid(cell, seed, "the sequential multi-run game", audit)
+
+
+def play_default(cell: Cell, seed: int, trials: int) -> Outcome | None:
+    """Return the outcome of `audit_mechanism` given no trials on the cell's valid pair, the mechanism typed as one in
+    another process (`ExternalMechanism`, whose draws are expensive): the sequential default, budgeted at `trials` and
+    watched to its budget (`give_up=False`; None when the cell draws no valid pair)."""
+    from dpaudit.audit import audit_mechanism
+    from dpaudit.audit.audits.auto_trials import AutoBudget
+    from dpaudit.mechanisms.external.processes import ExternalMechanism
+
+    def audit(mech, d0, d1):
+        fields = {f.name: getattr(mech, f.name) for f in dataclasses.fields(mech) if f.name != "event"}
+        expensive = ExternalMechanism(**fields, event=mech.declared_event())
+        result = audit_mechanism(expensive, d0, d1, seed=seed, budget=AutoBudget(max_trials=trials, give_up=False))
+        assert result.phases.sequential.default, "the default of an expensive mechanism is the sequential audit"
+        return result
+
+    return _play_valid(cell, seed, "the sequential default", audit)
 
 
 def _play_valid(cell: Cell, seed: int, by: str, audit: Callable[[Any, np.ndarray, np.ndarray], Any]) -> Outcome | None:

@@ -206,10 +206,11 @@ def run_two_dataset(cell: dict[str, Any], seed: int, epsilon: float) -> str:
     def call():
         mech = _two_dataset_mechanism(cell, epsilon, pair)
         given = () if cell["search"] else pair
-        auto = cell["trials"] in ("auto", "sequential")
+        auto = cell["trials"] in ("auto", "sequential", "default")
+        trials = {"fixed": TRIALS, "default": None}.get(cell["trials"], cell["trials"])
         execution = Execution(workers=cell["workers"], progress=(lambda n: None) if cell["progress"] else False)
         return audit_mechanism(
-            mech, *given, trials=cell["trials"] if auto else TRIALS, seed=seed, search=cell["search"],
+            mech, *given, trials=trials, seed=seed, search=cell["search"],
             bound=Bound(delta=cell["delta"], strategy=interval_named(cell["interval"])),
             budget=AutoBudget(max_trials=AUTO_BUDGET) if auto else None, execution=execution,
         )
@@ -226,7 +227,7 @@ def two_dataset_entry() -> Entry:
         "data": DATA_KINDS,
         "output": OUTPUT_KINDS,
         "interval": tuple(INTERVALS),
-        "trials": ("fixed", "auto", "sequential"),
+        "trials": ("fixed", "auto", "sequential", "default"),
         "search": (False, True, "hunt"),
         "claim_delta": (0.0, 1e-5),
         "delta": (None, 1e-3),
@@ -235,7 +236,8 @@ def two_dataset_entry() -> Entry:
     }, run_two_dataset, fixed={
         "mechanism": "the blind mechanism of the cell", "d0": "the cell's data", "d1": "the cell's data",
         "seed": "the grid's seeds", "confidence": "0.95 throughout; its effect is the level the slow grid tests",
-        "scheduler": "needs a running Dask cluster; `workers` plays the same backend", "budget": "the trials axis",
+        "scheduler": "needs a running Dask cluster; `workers` plays the same backend",
+        "budget": "the trials axis ('default': left out, budgeting the sequential default of an external target)",
         "bound": "the interval and delta axes", "execution": "the workers and progress axes",
         "interval": "an axis, through bound=", "progress": "an axis, through execution=", "workers": "an axis, through execution=",
     })
@@ -540,7 +542,7 @@ CLI_TARGETS = {
 """The blind target and required flags of each audit subcommand the grid plays."""
 
 CLI_VALUES: dict[str, dict[str, tuple[Any, ...]]] = {
-    "audit": {"--trials": ("20000", "auto", "sequential"), "--max-trials": (None, "400000"), "--confidence": (None, "0.99"),
+    "audit": {"--trials": ("20000", "auto", "sequential", None), "--max-trials": (None, "400000"), "--confidence": (None, "0.99"),
               "--python": (None, "PYTHON")},
     "canary": {"--runs": (None, "3000", "sequential"), "--max-runs": (None, "3000"), "--one-run": (False, True),
                "--canaries": (None, "60"), "--confidence": (None, "0.99"),

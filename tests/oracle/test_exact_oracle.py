@@ -112,3 +112,16 @@ def test_the_sequential_multi_run_game_over_every_cell_and_seed_passes_exact_eps
     defects, audited, above = _run_valid(exact.play_sequential_runs, range(SLOW_SEEDS), SLOW_RUNS, (None, *exact.TRANSFORMS))
     assert not defects, defects[:5]
     assert above <= binom.ppf(0.999, audited, 0.05)
+
+
+def test_the_sequential_default_of_an_expensive_mechanism_refuses_no_valid_pair_and_passes_exact_epsilon_at_most_at_its_rate():
+    defects, audited, above = _run_valid(exact.play_default, range(1), FAST_TRIALS, (None,))
+    assert not defects, defects[:5]
+    assert audited >= len(exact.targets()) and above <= binom.ppf(0.999, audited, 0.05)
+
+
+@pytest.mark.slow
+def test_the_sequential_default_over_every_cell_and_seed_passes_exact_epsilon_at_most_at_its_rate():
+    defects, audited, above = _run_valid(exact.play_default, range(SLOW_SEEDS), SLOW_TRIALS, (None, *exact.TRANSFORMS))
+    assert not defects, defects[:5]
+    assert above <= binom.ppf(0.999, audited, 0.05)

@@ -56,6 +56,19 @@ def test_no_option_flags_a_blind_release(case):
     assert outcome in grid.ACCEPTABLE, f"{name} {cell}: {outcome}"
 
 
+@pytest.mark.parametrize(("name", "cell"), [
+    ("audit_mechanism", {"target": "external", "trials": "default"}),
+    ("dpaudit audit", {"--python": "PYTHON", "--trials": None}),
+    ("dpaudit audit", {"--python": "PYTHON", "--trials": None, "--max-trials": "400000"}),
+])
+def test_the_sequential_default_of_an_expensive_blind_target_flags_nothing(name, cell):
+    """One factor plays `trials` left out on the base target, a cheap one; the default of an expensive one (another
+    process: sequential) is the cell of two values here, as the all-pairs grid plays it among others."""
+    entry = ENTRIES[name]
+    outcome = entry.run({**grid.one_factor(entry.axes)[0], **cell}, 0, 0.5)
+    assert outcome == grid.CONSISTENT, f"{name} {cell}: {outcome}"
+
+
 @pytest.mark.slow
 def test_the_all_pairs_grid_over_seeds_flags_at_most_its_level():
     start, outcomes = time.perf_counter(), []
