@@ -7,18 +7,53 @@ as every other audit (in process, a local Dask cluster, or a scheduler);
 each run is a pure function of its index and the audit's seed, so the
 result does not depend on where or in which order runs finish. `run_groups`
 plays runs a group at a time (e.g. trained side by side) and still hands
-each run back on its own.
+each run back on its own. A game that asks for its runs in batches (the
+sequential games) holds `one_client` around them, so every batch on Dask
+goes to the same client and cluster, opened once.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import contextlib
+import contextvars
+from typing import Any, Callable, Iterator, Sequence
 
 from dpaudit.execution.backends import Backend, dask_client
 from dpaudit.execution.runner import Progress
 from dpaudit.execution.shipping import ship_user_modules
 
-__all__ = ["map_runs", "run_each", "run_groups"]
+__all__ = ["map_runs", "one_client", "run_each", "run_groups"]
+
+_HELD: contextvars.ContextVar[tuple[Backend, Any] | None] = contextvars.ContextVar("dpaudit_held_client", default=None)
+"""The backend and Dask client that `one_client` holds open, or None."""
+
+
+@contextlib.contextmanager
+def one_client(backend: Backend) -> Iterator[None]:
+    """Hold one Dask client of `backend` open while the block runs; every `run_each` on it in the block uses that client.
+
+    In process (or inside another `one_client` of the same backend) it
+    opens nothing. The client and its local cluster close when the block
+    exits, also on an error or Ctrl-C.
+    """
+    held = _HELD.get()
+    if backend.inline or (held is not None and held[0] == backend):
+        yield
+        return
+    with dask_client(workers=backend.workers, scheduler=backend.scheduler) as client:
+        token = _HELD.set((backend, client))
+        try:
+            yield
+        finally:
+            _HELD.reset(token)
+
+
+def _client(backend: Backend) -> contextlib.AbstractContextManager[Any]:
+    """Return a context giving the client `one_client` holds for `backend`, or a new one closed at its end."""
+    held = _HELD.get()
+    if held is not None and held[0] == backend:
+        return contextlib.nullcontext(held[1])
+    return dask_client(workers=backend.workers, scheduler=backend.scheduler)
 
 
 def run_each(
@@ -43,7 +78,7 @@ def run_each(
             if progress:
                 progress(1)
         return
-    with dask_client(workers=backend.workers, scheduler=backend.scheduler) as client:
+    with _client(backend) as client:
         from distributed import as_completed
 
         if backend.scheduler is not None:

@@ -139,7 +139,7 @@ def _sequentially(attack: DPSGDAttack, game: MultiRun, bound: Bound, seed: int, 
     data_rng, game_rng, _ = seed_streams(seed)
     batches, scorer, facts = attack.batches(game, execution, data_rng, game_rng)
     return play_sequentially(owner="audit_dpsgd", game=game, bound=bound, seed=seed, subject=subject, play=batches.play,
-                             scorer=lambda: scorer, attack=facts, progress=execution.progress, store=batches.store)
+                             scorer=lambda: scorer, attack=facts, execution=execution, store=batches.store)
 
 
 def _arm_judge(bound: Bound, claim: Claim) -> ArmJudge:

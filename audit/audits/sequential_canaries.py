@@ -45,4 +45,4 @@ def audit_canaries_sequentially(mech: Mechanism, *, game: MultiRun, bound: Bound
     batches = CanaryBatches(mech, canary, scorer, dim, norm, int(data_rng.integers(SEED_BOUND)),
                             int(game_rng.integers(SEED_BOUND)), mapper)
     return play_sequentially(owner="audit_canaries", game=game, bound=bound, seed=seed, subject=subject,
-                             play=batches.play, scorer=batches.scorer_name, attack={}, progress=execution.progress)
+                             play=batches.play, scorer=batches.scorer_name, attack={}, execution=execution)

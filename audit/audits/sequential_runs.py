@@ -45,9 +45,11 @@ from dpaudit.audit.estimators.sequential import TwoRatesSequence
 from dpaudit.audit.estimators.sequential_threshold import FixedTest, choose_test
 from dpaudit.audit.results.result import MembershipResult, refutes
 from dpaudit.errors import InvalidParameterError
+from dpaudit.execution.execution import Execution
 from dpaudit.execution.interrupted import Interrupted
 from dpaudit.execution.progress import progress_of
 from dpaudit.execution.run_store import RunStore
+from dpaudit.execution.runs import one_client
 
 __all__ = ["FIRST_EPOCH", "METHOD", "check_sequential_bound", "planned_epochs", "play_sequentially"]
 
@@ -206,13 +208,14 @@ class _Game:
 
 
 def play_sequentially(*, owner: str, game: MultiRun, bound: Bound, seed: int, subject: Subject, play: Play,
-                      scorer: Callable[[], str], attack: dict[str, Any], progress: Any = False,
+                      scorer: Callable[[], str], attack: dict[str, Any], execution: Execution = Execution(),
                       store: RunStore | None = None) -> MembershipResult:
     """Return the sequential game's result (module docstring): its bound holds at confidence 1 − β whenever it stopped.
 
-    `play(start, count)` plays runs start … start + count − 1; `scorer()`
-    names the score once runs are played; `store`, the run store that keeps
-    the runs, also gets the result's JSON. The result
+    `play(start, count)` plays runs start … start + count − 1 (on Dask,
+    every batch on the one client `execution` opens for the game:
+    `runs.one_client`); `scorer()` names the score once runs are played;
+    `store`, the run store that keeps the runs, also gets the result's JSON. The result
     keeps no scores to certify again (`observations` is None): a bound on
     runs whose number depended on them would not be a fixed-sample bound.
 
@@ -235,7 +238,7 @@ def play_sequentially(*, owner: str, game: MultiRun, bound: Bound, seed: int, su
                     "stopped": "interrupted" if interrupted else g.stopped},
         )
 
-    with progress_of(progress, game.runs, label="runs") as bar:
+    with progress_of(execution.progress, game.runs, label="runs") as bar, one_client(execution.backend):
         g = _Game(play, game, 1.0 - bound.confidence, delta, subject, bar)
         try:
             g.run()

@@ -112,3 +112,32 @@ def test_ctrl_c_returns_the_bound_so_far():
     partial = stop.value.partial
     assert partial is not None and partial.attack["stopped"] == "interrupted"
     assert 0.0 <= partial.lower_bound.epsilon <= 1.0 and partial.lower_bound.trials == stop.value.done
+
+
+def test_a_sequential_game_on_dask_opens_one_client_for_all_its_batches(monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    import contextlib
+
+    from dpaudit.execution import runs
+    from dpaudit.execution.execution import Execution
+
+    opened, batches, real_run_each = [], [], runs.run_each
+
+    @contextlib.contextmanager
+    def counted_client(*, workers=None, scheduler=None):  # an in-process cluster stands in for the workers' processes
+        opened.append(workers)
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as cluster:
+            with distributed.Client(cluster) as client:
+                yield client
+
+    def counted_run_each(*args, **kwargs):
+        batches.append(1)
+        return real_run_each(*args, **kwargs)
+
+    monkeypatch.setattr(runs, "dask_client", counted_client)
+    monkeypatch.setattr(runs, "run_each", counted_run_each)
+    game = MultiRun(400, sequential=True, give_up=False)
+    on_dask = audit_canaries(get_mechanism("laplace"), game=game, seed=0, execution=Execution(workers=2))
+    assert opened == [2] and len(batches) > 5
+    inline = audit_canaries(get_mechanism("laplace"), game=game, seed=0)
+    assert on_dask.lower_bound.epsilon == inline.lower_bound.epsilon and opened == [2]
