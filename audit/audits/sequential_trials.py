@@ -202,12 +202,13 @@ class _Run:
         return None
 
     def run(self) -> None:
-        """Play the planned epochs until a stop rule fires; the last epoch gets every trial the others left."""
+        """Play the planned epochs until a stop rule fires; the last epoch gets every trial the others left (a budget
+        under FIRST_EPOCH is one epoch of the budget)."""
         sizes = planned_epochs(self.budget.max_trials)
         shares = epoch_shares(len(sizes))
         for k, size in enumerate(sizes):
             last = k == len(sizes) - 1
-            trials = max(self.budget.max_trials - self.drawn, FIRST_EPOCH) if last else size
+            trials = max(self.budget.max_trials - self.drawn, min(FIRST_EPOCH, self.budget.max_trials)) if last else size
             why = self.play_epoch(k, trials, shares[k], last)
             if why is not None:
                 self.stopped = why

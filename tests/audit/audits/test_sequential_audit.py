@@ -101,3 +101,11 @@ def test_ctrl_c_returns_the_bound_so_far():
     partial = stop.value.partial
     assert partial is not None and partial.phases.sequential.stopped == "interrupted"
     assert 0.0 <= partial.lower_bound.epsilon <= 1.0 and partial.lower_bound.trials == stop.value.done
+
+
+@pytest.mark.parametrize("budget", [300, 999])
+def test_a_budget_under_the_first_epoch_is_one_epoch_within_it(budget):
+    res = audit_mechanism(get_mechanism("laplace"), trials="sequential", seed=0,
+                          budget=AutoBudget(max_trials=budget, give_up=False))
+    assert len(res.phases.sequential.epochs) == 1 and res.phases.sequential.stopped == "budget of trials"
+    assert res.phases.sequential.trials_drawn <= budget + 4 * budget ** 0.5  # the held-out counts are Poisson
