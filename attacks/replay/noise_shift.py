@@ -24,7 +24,7 @@ import numpy as np
 from dpaudit.attacks.replay.draws import LOCATION, Draw
 from dpaudit.attacks.replay.findings import DrawShift
 
-__all__ = ["GAUSSIAN", "PURE", "SCALED", "argument_shifts", "priced", "release_shifts", "scale_of"]
+__all__ = ["GAUSSIAN", "PURE", "SCALED", "additive_draws", "argument_shifts", "priced", "release_shifts", "scale_of"]
 
 PURE = ("laplace", "logistic", "exponential", "standard_exponential", "geometric")
 """Laws whose privacy loss at a shift Δ is |Δ|/scale (the geometric's scale is 1/log(1/(1 − p)))."""
@@ -75,9 +75,15 @@ def argument_shifts(tape: list[Draw], replayed: dict[int, Draw]) -> list[tuple[D
     return found
 
 
+def additive_draws(tape: list[Draw]) -> list[tuple[int, Draw]]:
+    """Return the draws a move of the release may be laid over, with their positions: location-scale and pure laws
+    whose scale is an argument (not `SCALED`)."""
+    return [(i, d) for i, d in enumerate(tape) if d.method in PURE + GAUSSIAN + ("gumbel",) and d.method not in SCALED]
+
+
 def release_shifts(tape: list[Draw], move: np.ndarray) -> list[tuple[DrawShift, np.ndarray]]:
     """Return the release's move laid over the additive draws (in order when their entries match the release's)."""
-    additive = [(i, d) for i, d in enumerate(tape) if d.method in PURE + GAUSSIAN + ("gumbel",) and d.method not in SCALED]
+    additive = additive_draws(tape)
     if not additive or not np.any(move != 0):
         return []
     sizes = [int(np.prod(d.shape)) for _, d in additive]

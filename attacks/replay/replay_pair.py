@@ -11,7 +11,9 @@ is replayed there, at the library's one interception point, and its
 record compared the same way. A move of the release is priced by the
 law of the released noise a sampler declares (`declared_law`: a library's
 uniforms made into Laplace noise; none for a release that is not the value
-plus its draws), else by the draws recorded, laid under it.
+plus its draws), else by the draws recorded, laid under it, once one run
+more on D′ shows the release moving one for one with them
+(`moves_with_its_noise`; else the move is not priced).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import math
 from typing import Any
 
 import numpy as np
+from dpaudit.attacks.replay.additive import moves_with_its_noise
 from dpaudit.attacks.replay.draws import Draw
 from dpaudit.attacks.replay.elsewhere import declared_law, recorded_elsewhere, replays_elsewhere
 from dpaudit.attacks.replay.findings import DataDerivedShape, Divergence, Finding, Sensitivity
@@ -39,7 +42,11 @@ MOVED = 16
 
 @dataclasses.dataclass(frozen=True)
 class Replay:
-    """One run on D and its replay on D′: the datasets, the releases, the draws recorded on D, and the findings."""
+    """One run on D and its replay on D′: the datasets, the releases, the draws recorded on D, and the findings.
+
+    `runs` counts the mechanism's runs it took: two, and one more when the
+    release's move was checked against the noise laid under it.
+    """
 
     d0: Any
     d1: Any
@@ -47,6 +54,7 @@ class Replay:
     release1: Any
     tape: tuple[Draw, ...]
     findings: tuple[Finding, ...]
+    runs: int = 2
 
     def divergences(self) -> tuple[Divergence, ...]:
         """Return the divergences found."""
@@ -87,7 +95,7 @@ def replay_pair(mech: Mechanism, d0: Any, d1: Any, *, seed: np.random.SeedSequen
         failure = there.failure if there.release1 is None else None
         laws = declared_law(mech, there.release0)
         return _replay(d0, d1, there.release0, there.release1, failure, there.tape, list(there.divergences), {}, laws)
-    record_seed, fresh_seed = seed.spawn(2)
+    record_seed, fresh_seed, probe_seed = seed.spawn(3)
     recording = Recording(np.random.PCG64(record_seed))
     with watching() as outside0:
         try:
@@ -107,8 +115,14 @@ def replay_pair(mech: Mechanism, d0: Any, d1: Any, *, seed: np.random.SeedSequen
     if sources:
         raise not_replayable(mech.name, sources)
     replaying.finish()
-    return _replay(d0, d1, release0, release1, failure, recording.tape, replaying.divergences, replaying.replayed,
-                   declared_law(mech, release0))
+    laws = declared_law(mech, release0)
+    found = _replay(d0, d1, release0, release1, failure, recording.tape, replaying.divergences, replaying.replayed, laws)
+    laid = found.sensitivity() is not None and any(s.where == "release" for s in found.sensitivity().shifts)
+    if laws is None and laid:
+        if not moves_with_its_noise(lambda rng: _one_release(mech, d1, rng), release1, recording.tape, probe_seed):
+            found = _replay(d0, d1, release0, release1, failure, recording.tape, replaying.divergences, replaying.replayed, [])
+        found = dataclasses.replace(found, runs=3)
+    return found
 
 
 def _check_itself(mech: Mechanism, d0: Any, release0: Any, tape: list[Draw], seed: np.random.SeedSequence) -> None:

@@ -82,6 +82,12 @@ def _chosen(replays: list[Replay], claim: float, delta: float, certify: int) -> 
     return (flagged or order)[:certify], len(flagged)
 
 
+def runs_spent(screened: list[tuple[Candidate, Replay]], pairs: int) -> int:
+    """Return the mechanism's runs the screening spent: each replay's, one for each pair that raised on its D, and the
+    replay of the first pair's D on itself."""
+    return sum(r.runs for _, r in screened) + pairs - len(screened) + 1
+
+
 def _bound(bound: Bound | None, confidence: float, delta: float | None) -> Bound:
     """Return the `Bound` of the audit: the one given, or the one its shorthands say."""
     if bound is None:
@@ -184,7 +190,7 @@ def audit_replay(
     share = 1.0 / len(chosen)
     certified = _certified([screened[i] for i in chosen], mechanism, trials=trials, seed=seed, share=share, bound=bound,
                            execution=execution, delta=at)
-    report = ReplayReport(len(pairs), flagged, certified, 2 * len(pairs) + 1)
+    report = ReplayReport(len(pairs), flagged, certified, runs_spent(screened, len(pairs)))
     return combined(report, bound, seed, time.perf_counter() - start)
 
 

@@ -56,7 +56,8 @@ class ReplayReport:
         flagged: how many of them showed a divergence, a data-derived shape, an implied ε above the claim or a move
             that is not priced.
         certified: the pairs certified on fresh draws, largest implied ε first.
-        runs: the mechanism's runs spent screening (two per pair, and one replay of the first pair's D on itself).
+        runs: the mechanism's runs spent screening (two per pair, one more where a release's move was checked
+            against the noise laid under it, and one replay of the first pair's D on itself).
     """
 
     screened: int

@@ -107,3 +107,14 @@ def test_a_move_laid_over_a_standard_normal_the_program_scales_itself_is_not_pri
     assert found.l1 == pytest.approx(1.0, abs=1e-12) and found.unpriced == ("standard_normal",) and found.gaussian_mu == 0.0
     priced = _replay(lambda d, rng: float(np.sum(d)) + rng.normal(0.0, 5.0), D0, [0.2, 0.9, 1.4]).sensitivity()
     assert priced.unpriced == () and priced.gaussian_mu == pytest.approx(1.0 / 5.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("fn, priced", [
+    (lambda d, rng: float(np.sum(d)) + rng.laplace(0.0, 2.0), True),
+    (lambda d, rng: np.array([np.sum(d) + rng.laplace(0.0, 1.0), np.sum(d) + rng.laplace(0.0, 1.0)]), True),
+    (lambda d, rng: (float(np.sum(d)) + rng.laplace(0.0, 2.0)) / len(d), False),  # released noise of scale 2/n, not 2
+    (lambda d, rng: float(np.sum(d)) + 3.0 * rng.laplace(0.0, 1.0), False),  # released noise of scale 3, not 1
+])
+def test_a_release_move_is_priced_by_the_noise_laid_under_it_only_when_it_moves_one_for_one_with_it(fn, priced):
+    found = _replay(fn, D0, [0.2, 0.9, 1.4]).sensitivity()
+    assert found.l1 > 0 and (found.unpriced == ()) is priced and (found.pure_epsilon > 0) is priced
