@@ -50,12 +50,14 @@ pair; `synth_privbayes_default_seed` keeps its default `seed=0`.
 Randomness: SmartNoise draws its noise through OpenDP (no public seed), so
 an audit is sound but does not repeat bit for bit.
 
-Replay (`dpaudit replay synth_privbayes`): DataSynthesizer draws from
-numpy's global functions and Python's `random`, its one interception
-point, routed to a recording state for one fit on D and replayed on D′
-(`Fits.replay`, `synth_replay_side.py`). SmartNoise's generators declare
-`not_replayable` (`OPENDP_NOISE`: their marginals' noise is drawn by
-OpenDP in Rust), so `audit_replay` refuses them in one sentence.
+Replay (`dpaudit replay synth_privbayes`, `synth_mst`, ...): one fit on D
+with every draw recorded, one on D′ with the same draws
+(`Fits.replay`, `synth_replay_side.py`): numpy's global functions and
+Python's `random` routed to a recording state, and SmartNoise's OpenDP
+noise recorded at its two primitives (`snsynth.utils.gaussian_noise`,
+`laplace_noise`), its output on D handed back on D′. The white-box
+releases declare `not_replayable` (`WHITE_BOX_SCORE`): their table
+release's replay holds the same draws.
 """
 
 from __future__ import annotations
@@ -101,9 +103,9 @@ DPMM = declare(Environment(
 SIDE = Path(__file__).resolve().parents[1] / "scripts" / "synth_side.py"
 BATCH_TIMEOUT = 7200.0  # seconds for one batch: an MST fit takes seconds, AIM's tens of seconds on a busy CPU
 BLACK_BOX, WHITE_BOX = "black-box: the synthetic table", "white-box: the noisy measurements"
-OPENDP_NOISE = ("SmartNoise Synth draws its noisy marginals with OpenDP's samplers (snsynth.utils' gaussian_noise and "
-                "laplace_noise), in Rust from the operating system's entropy, which no state handed to the generator reaches")
-"""Why a SmartNoise Synth fit cannot be replayed (read by `dpaudit.attacks.replay` as the sampler's `not_replayable`)."""
+WHITE_BOX_SCORE = ("its release is a score of the generator's measurements, computed in the side process; replay its table "
+                   "release (synth_mst, synth_aim), whose record holds each of those measurements' draws")
+"""Why a white-box release is not replayed (read by `dpaudit.attacks.replay` as the sampler's `not_replayable`)."""
 
 
 def _process(python: str) -> ExternalProcess:
@@ -121,10 +123,10 @@ def _replayer(python: str) -> ExternalProcess:
 class Fits(SideRequests):
     """`sampler(data, size, rng)` of a generator: sends the spec and the dataset, returns `size` releases (tables or scores).
 
-    With a `replayer` (DataSynthesizer's), `replay` records one fit and
-    replays it on a neighbour there; SmartNoise's fits say why they cannot
-    be (`not_replayable`). Picklable (a copy starts its own process, as
-    `ExternalProcess` does).
+    With a `replayer` (a table release's), `replay` records one fit and
+    replays it on a neighbour there; a white-box release says why it is
+    not replayed (`not_replayable`). Picklable (a copy starts its own
+    process, as `ExternalProcess` does).
     """
 
     def __init__(self, process: ExternalProcess, spec: dict[str, Any], replayer: ExternalProcess | None = None) -> None:
@@ -137,8 +139,8 @@ class Fits(SideRequests):
 
     @property
     def not_replayable(self) -> str | None:
-        """Return why a replay cannot reach this generator's draws (SmartNoise's: OpenDP's), or None when it can."""
-        return None if self.replayer is not None else OPENDP_NOISE
+        """Return why this release is not replayed (a white-box score), or None when it is."""
+        return None if self.replayer is not None else WHITE_BOX_SCORE
 
     def replay(self, d0: Any, d1: Any, rng: np.random.Generator) -> dict[str, Any]:
         """Return the side's record of one fit on d0 with its draws recorded and one on d1 with them replayed.
@@ -147,7 +149,7 @@ class Fits(SideRequests):
         tables; failure, tape, divergences, outside). The seed comes from `rng`.
         """
         if self.replayer is None:
-            raise InvalidParameterError(f"{self.spec['generator'].upper()} cannot be replayed: {OPENDP_NOISE}.")
+            raise InvalidParameterError(f"{self.spec['generator'].upper()} is not replayed: {WHITE_BOX_SCORE}.")
         request = {"spec": [json.dumps(self.spec, sort_keys=True)], "rows": np.asarray(d0, dtype=np.int64),
                    "rows1": np.asarray(d1, dtype=np.int64)}
         return json.loads(str(self.replayer(request, 1, rng)[0]))
@@ -177,7 +179,7 @@ def synth_generator(generator: str, *, epsilon: float, delta: float, domain: Tab
     facts = {"columns": domain.width, "categories": domain.categories[0], "rows": rows, "sample_rows": sample_rows,
              "dataset": dataset, "threat_model": WHITE_BOX if white_box else BLACK_BOX, "environment": ENVIRONMENT.name}
     mech = dataclasses.replace(
-        mech, sampler=Fits(_process(python), spec), params={**params, **facts},
+        mech, sampler=Fits(_process(python), spec, None if white_box else _replayer(python)), params={**params, **facts},
         description=f"SmartNoise Synth 1.0.8 {generator.upper()} on the worst-case table ({WHITE_BOX if white_box else BLACK_BOX})",
     )
     return mech if white_box else tabulate(mech, domain.target(), columns=domain.columns)

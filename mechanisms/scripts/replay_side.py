@@ -14,7 +14,11 @@ for the run: `routed(rs)` sends numpy's global functions (`np.random.laplace`
 and the others looked up on the module) and Python's `random` module (its
 `random()` and `getrandbits()`, through which its other functions draw) to
 `rs`, and `AsGenerator(rs)` is the `numpy.random.Generator` face of `rs` for
-a library that draws through a Generator (Tumult Core's `prng()`).
+a library that draws through a Generator (Tumult Core's `prng()`). A
+library's own noise primitive that draws elsewhere (in Rust: SmartNoise
+Synth's OpenDP noise) is recorded as one call by `state.primitive(name,
+arguments, draw)`: its output on D kept, handed back on D′ for the same
+call.
 `replay(run, seed)` runs `run(rs)` once on D with a recording state and
 once on D′ with the replaying one, watches the sources it does not record
 (numpy's global state, Python's `random`; any other, by replaying D on
@@ -151,6 +155,12 @@ class Recording(_Intercepting):
         self.tape.append({"method": method, "arguments": _bound(method, args, kwargs), "noise": noise})
         return output
 
+    def primitive(self, name, arguments, draw):
+        """Return `draw()`, a library's own noise primitive (drawn elsewhere than this state), kept in `tape` as a call."""
+        noise = draw()
+        self.tape.append({"method": name, "arguments": _plain(arguments), "noise": noise})
+        return noise
+
 
 class Replaying(_Intercepting):
     """A RandomState that answers the calls of `tape` with their recorded noise and keeps each difference."""
@@ -159,18 +169,25 @@ class Replaying(_Intercepting):
         super().__init__(seed)
         self.tape, self.position, self.divergences = tape, 0, []
 
-    def _call(self, method, args, kwargs):
-        index, arguments = self.position, _bound(method, args, kwargs)
+    def _answer(self, method, arguments, fresh):
+        """Return the next call's recorded noise, or `fresh()` when the call differs from it (kept as a divergence)."""
+        index = self.position
         self.position += 1
         recorded = self.tape[index] if index < len(self.tape) else None
         kind = _kind(recorded, method, arguments)
         if kind:
             self.divergences.append({"index": index, "kind": kind, "method": method, "arguments": arguments})
-            noise = self._fresh(method, args, kwargs)
-        else:
-            noise = recorded["noise"]
-            noise = noise.copy() if isinstance(noise, np.ndarray) else noise
+            return fresh()
+        noise = recorded["noise"]
+        return noise.copy() if isinstance(noise, (np.ndarray, list)) else noise
+
+    def _call(self, method, args, kwargs):
+        noise = self._answer(method, _bound(method, args, kwargs), lambda: self._fresh(method, args, kwargs))
         return _applied(method, args, kwargs, noise) if _on_data(method, args, kwargs) else noise
+
+    def primitive(self, name, arguments, draw):
+        """Return the noise recorded for the same call of a library's own primitive, or `draw()` when the call differs."""
+        return self._answer(name, _plain(arguments), draw)
 
     def finish(self):
         """Note the calls of the tape the run on D′ did not make (one divergence of count)."""

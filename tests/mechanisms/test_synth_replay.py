@@ -1,7 +1,8 @@
-"""Replay of the synthetic-data adapters: DataSynthesizer's PrivBayes recorded and replayed at its one interception
-point, the process's global sources routed to the replay's state (mechanisms/scripts/synth_replay_side.py), its noise
-sized by the categories the data hold found as draws of another size; SmartNoise Synth (noise drawn by OpenDP in Rust)
-refused in one sentence. Marked `libraries`: each builds its environment on first use."""
+"""Replay of the synthetic-data adapters' tables at each library's one interception point
+(mechanisms/scripts/synth_replay_side.py): DataSynthesizer's PrivBayes, whose noise sized by the categories the data
+hold shows as draws of another size; SmartNoise's MST, its OpenDP noise recorded at snsynth's primitives, whose table
+sized by the input (`sample()`) shows as draws of another size; the white-box releases refused in one sentence.
+Marked `libraries`: each builds its environment on first use."""
 
 from __future__ import annotations
 
@@ -29,7 +30,18 @@ def test_privbayes_draws_are_recorded_and_its_noise_sized_by_the_data_s_categori
     assert r.release0.shape == r.release1.shape and r.release0[0] == r.release1[0] == 40  # the features of 40 rows
 
 
-@pytest.mark.parametrize("name", ["synth_mst", "synth_aim", "synth_mwem", "synth_mst_white_box"])
-def test_smartnoise_synth_is_refused_in_one_sentence_naming_opendp(name):
-    with pytest.raises(NotReplayable, match=rf"^Mechanism '{name}' cannot be replayed: SmartNoise Synth .*OpenDP's samplers"):
+def test_mst_records_opendp_s_noise_at_snsynth_s_primitives_and_a_table_sized_by_the_input_diverges():
+    mech = get_mechanism("synth_mst_input_size")
+    try:
+        r = _replay(mech)
+    finally:
+        mech.sampler.generator.sampler.replayer.close()
+    assert "opendp_gaussian" in {d.method for d in r.tape}
+    assert [d for d in r.divergences() if d.kind == "size" and "x=10" in d.recorded and "x=11" in d.replayed]
+    assert r.release1[0] - r.release0[0] == 1  # the table's rows: the input's 10 on D, 11 on D′ (S5)
+
+
+@pytest.mark.parametrize("name", ["synth_mst_white_box", "synth_aim_white_box"])
+def test_a_white_box_release_is_refused_in_one_sentence_naming_the_table_release(name):
+    with pytest.raises(NotReplayable, match=rf"^Mechanism '{name}' cannot be replayed: its release is a score .*synth_mst"):
         _replay(get_mechanism(name))
