@@ -5,7 +5,9 @@ drawn until a violation is certified, median over seeds, by
 `trials="sequential"` (stops at the first certified violation) and by
 today's default (a fixed budget, which draws all of it), both with the
 suite's budget for the row (10⁶ × its `suite_trials`); "missed" counts the
-seeds where the budget certified nothing. Correct rows (expected
+seeds where the budget certified nothing, and the last column the median
+seconds of each audit (what a user waits for where draws are expensive:
+the library adapters, `--libraries`). Correct rows (expected
 "consistent"): the mean bound at that full budget, sequential with
 `give_up=False` (it runs to the budget) against fixed, and their ratio.
 Built-in mechanisms only, unless --libraries (library adapters run in
@@ -21,6 +23,8 @@ certified violation, sequential against fixed, and both bounds.
 
 Run: python benchmarks/sequential.py                    (3 seeds, built-ins: about 20 minutes)
      python benchmarks/sequential.py --only 'noisy_max*' --seeds 5
+     python benchmarks/sequential.py --libraries --skip-correct --only 'pydp_*,pipelinedp_*,opacus_*,diffprivlib_*'
+     (globs separated by commas; rows whose library environment is not built are left out)
      python benchmarks/sequential.py --family canary --seeds 3
      python benchmarks/sequential.py --family dpsgd --seeds 1
 """
@@ -43,9 +47,14 @@ def _rows(expected: str, only: str | None, libraries: bool) -> list[tuple[str, i
     for name in list_mechanisms():
         reg = registration(name)
         library = reg.factory.__module__.startswith("dpaudit.mechanisms.adapters")
-        if reg.expected == expected and (libraries or not library) and (only is None or fnmatch.fnmatch(name, only)):
+        if reg.expected == expected and (libraries or not library) and _chosen(name, only) and reg.ready():
             rows.append((name, int(TRIALS["quick"] * reg.suite_trials)))
     return rows
+
+
+def _chosen(name: str, only: str | None) -> bool:
+    """Return True when `only` is None or one of its comma-separated globs matches `name`."""
+    return only is None or any(fnmatch.fnmatch(name, glob.strip()) for glob in only.split(","))
 
 
 def _buggy(name: str, budget: int, seeds: int) -> str:
@@ -54,17 +63,21 @@ def _buggy(name: str, budget: int, seeds: int) -> str:
     from dpaudit.audit.audits.auto_trials import AutoBudget
     from dpaudit.mechanisms import get_mechanism
 
-    mech, drawn, missed, fixed_missed = get_mechanism(name), [], 0, 0
+    mech, drawn, missed, fixed_missed, seconds = get_mechanism(name), [], 0, 0, ([], [])
     for seed in range(seeds):
         res = audit_mechanism(mech, trials="sequential", seed=seed, budget=AutoBudget(max_trials=budget))
         if res.verdict == "violation":
             drawn.append(res.phases.sequential.trials_drawn)
         else:
             missed += 1
-        fixed_missed += audit_mechanism(mech, trials=budget, seed=seed).verdict != "violation"
+        fixed = audit_mechanism(mech, trials=budget, seed=seed)
+        fixed_missed += fixed.verdict != "violation"
+        seconds[0].append(res.seconds)
+        seconds[1].append(fixed.seconds)
     median = f"{statistics.median(drawn):,.0f}" if drawn else "–"
     ratio = f"{statistics.median(drawn) / budget:.4f}" if drawn else "–"
-    return f"| {name} | {budget:,} | {median} | {missed} | {budget:,} | {fixed_missed} | {ratio} |"
+    times = f"{statistics.median(seconds[0]):.2f} / {statistics.median(seconds[1]):.2f}"
+    return f"| {name} | {budget:,} | {median} | {missed} | {budget:,} | {fixed_missed} | {ratio} | {times} |"
 
 
 def _correct(name: str, budget: int, seeds: int) -> str:
@@ -102,7 +115,7 @@ def _membership_rows(expected: str, only: str | None) -> list[str]:
         reg = registration(name)
         if reg.expected != expected or reg.factory.__module__.startswith("dpaudit.mechanisms.adapters"):
             continue
-        if only is None or fnmatch.fnmatch(name, only):
+        if _chosen(name, only):
             mech = get_mechanism(name)
             if mech.records is not None or mech.default_pair is not None:
                 rows.append(name)
@@ -181,7 +194,7 @@ def _dpsgd_family(args: argparse.Namespace) -> None:
     print("| bug | budget | sequential | missed | fixed missed | sequential / budget | mean ε sequential / fixed |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for bug, settings, attack, runs in DPSGD_BUGS:
-        if args.only is None or fnmatch.fnmatch(bug, args.only):
+        if _chosen(bug, args.only):
             config = DPSGDConfig(bug=bug, **settings)
             audit = lambda game, seed, c=config, a=attack: audit_dpsgd(c, game=game, seed=seed, **a)  # noqa: E731
             print(_runs_row(bug, audit, runs, args.seeds), flush=True)
@@ -190,8 +203,9 @@ def _dpsgd_family(args: argparse.Namespace) -> None:
 def _two_dataset_family(args: argparse.Namespace) -> None:
     """Print the two-dataset tables (the module docstring)."""
     print(f"Buggy rows: trials per dataset to a certified violation (median over {args.seeds} seeds)\n")
-    print("| mechanism | budget | sequential | missed | fixed (today's default) | missed | sequential / fixed |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| mechanism | budget | sequential | missed | fixed (today's default) | missed | sequential / fixed "
+          "| seconds sequential / fixed (median) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name, budget in _rows("violation", args.only, args.libraries):
         print(_buggy(name, budget, args.seeds), flush=True)
     if not args.skip_correct:
@@ -205,7 +219,7 @@ def _two_dataset_family(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--only", help="a glob of mechanism names")
+    parser.add_argument("--only", help="globs of mechanism names, separated by commas")
     parser.add_argument("--libraries", action="store_true", help="also the library adapters' rows")
     parser.add_argument("--skip-correct", action="store_true", help="only the buggy rows")
     parser.add_argument("--family", choices=("two-dataset", "canary", "dpsgd"), default="two-dataset",
