@@ -13,7 +13,8 @@ library makes there may be raw material (diffprivlib's Laplace is four
 uniforms it transforms, its Gaussian two standard normals it scales), so
 an adapter may declare the law of its released noise (`declared_law`:
 `released_noise` on the sampler), and a move of the release is priced by
-it; without one, uniforms and the like are "not priced".
+it; without one, a move of the release is "not priced" (no run more there
+checks that the release moves one for one with the draws under it).
 """
 
 from __future__ import annotations

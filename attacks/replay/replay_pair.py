@@ -11,9 +11,10 @@ is replayed there, at the library's one interception point, and its
 record compared the same way. A move of the release is priced by the
 law of the released noise a sampler declares (`declared_law`: a library's
 uniforms made into Laplace noise; none for a release that is not the value
-plus its draws), else by the draws recorded, laid under it, once one run
-more on D′ shows the release moving one for one with them
-(`moves_with_its_noise`; else the move is not priced).
+plus its draws), else, in process, by the draws recorded, laid under it,
+once one run more on D′ shows the release moving one for one with them
+(`moves_with_its_noise`); else (and always for a library replayed
+elsewhere without a declared law) the move is not priced.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ def replay_pair(mech: Mechanism, d0: Any, d1: Any, *, seed: np.random.SeedSequen
     if replays_elsewhere(mech):
         there = recorded_elsewhere(mech, d0, d1, seed=seed)
         failure = there.failure if there.release1 is None else None
-        laws = declared_law(mech, there.release0)
+        laws = declared_law(mech, there.release0) or []  # no run more there checks the release moves with the noise
         return _replay(d0, d1, there.release0, there.release1, failure, there.tape, list(there.divergences), {}, laws)
     record_seed, fresh_seed, probe_seed = seed.spawn(3)
     recording = Recording(np.random.PCG64(record_seed))

@@ -78,8 +78,12 @@ def test_the_draws_on_d_are_recorded_and_replayed_on_d1_the_release_moving_by_th
     r = _replay(clipped_sum)
     assert [d.method for d in r.tape] == ["laplace"] and not r.divergences()
     assert r.release1 - r.release0 == pytest.approx(1.0, abs=1e-12)
-    found = r.sensitivity()
-    assert isinstance(found, Sensitivity) and found.pure_epsilon == pytest.approx(1.0, abs=1e-9)
+    found = r.sensitivity()  # not priced there: no run more checks that the release moves with the noise under it
+    assert isinstance(found, Sensitivity) and found.unpriced == ("laplace",) and found.pure_epsilon == 0.0
+    mech = _mechanism(clipped_sum)
+    mech.sampler.released_noise = {"method": "laplace", "scale": 1 / EPS}  # the law the side's adapter declares
+    found = replay_pair(mech, D0, D1, seed=np.random.SeedSequence(0)).sensitivity()
+    assert found.unpriced == () and found.pure_epsilon == pytest.approx(1.0, abs=1e-9)
 
 
 def test_a_scale_computed_from_the_data_is_a_divergence_of_law_and_more_draws_one_of_count():
@@ -117,6 +121,11 @@ def test_audit_replay_through_the_side_certifies_the_bug_and_not_its_correct_twi
     found = audit_replay(_mechanism(mean_private_n), [0.0], [0.0, 1.0], trials=20_000, seed=1)
     assert any(isinstance(f, Divergence) for f in found.replay.certified[0].findings) and found.verdict == "violation"
     fine = audit_replay(_mechanism(clipped_sum), [0.0], [0.0, 1.0], trials=20_000, seed=1)
+    assert fine.replay.flagged == 1 and fine.replay.certified[0].implied_epsilon is None  # a move not priced is flagged
+    assert fine.verdict == "consistent"
+    declared = _mechanism(clipped_sum)
+    declared.sampler.released_noise = {"method": "laplace", "scale": 1 / EPS}
+    fine = audit_replay(declared, [0.0], [0.0, 1.0], trials=20_000, seed=1)
     assert fine.replay.flagged == 0 and fine.verdict == "consistent"
 
 
