@@ -45,3 +45,13 @@ def test_mst_records_opendp_s_noise_at_snsynth_s_primitives_and_a_table_sized_by
 def test_a_white_box_release_is_refused_in_one_sentence_naming_the_table_release(name):
     with pytest.raises(NotReplayable, match=rf"^Mechanism '{name}' cannot be replayed: its release is a score .*synth_mst"):
         _replay(get_mechanism(name))
+
+
+def test_mwem_s_laplace_scale_read_from_the_private_row_count_is_a_divergence_of_law():
+    mech = get_mechanism("synth_mwem", sample_rows=40)
+    try:
+        r = _replay(mech)
+    finally:
+        mech.sampler.generator.sampler.replayer.close()
+    laws = [d for d in r.divergences() if d.kind == "law" and d.recorded.startswith("opendp_laplace")]
+    assert laws and all("scale=20.0" in d.recorded and "scale=40.0" in d.replayed for d in laws)  # 10 then 20 iterations
