@@ -85,7 +85,8 @@ tumult-analytics: $(VENV)/.installed
 # It builds both environments first (minutes each, once) and its tests took 17 minutes on a 2-core machine
 # (`time make test-tumult`, issue 48).
 test-tumult: $(VENV)/.installed-test tumult tumult-analytics
-	$(BIN)/python -m pytest -q -m '' tests/mechanisms/test_tumult_adapters.py tests/mechanisms/test_tumult_analytics_adapters.py
+	$(BIN)/python -m pytest -q -m '' tests/mechanisms/test_tumult_adapters.py tests/mechanisms/test_tumult_analytics_adapters.py \
+	  tests/mechanisms/test_tumult_replay.py
 
 # Every library environment's tests (marked `libraries`, left out of `make test`; each builds its environment on
 # first use, so the first run downloads and installs every declared library), then Tumult's (which need Java).
