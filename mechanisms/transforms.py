@@ -166,6 +166,7 @@ def shuffle(randomizer: Mechanism, num_users: Optional[int] = None) -> Mechanism
         return np.sort(np.concatenate(reports, axis=1), axis=1)
 
     _replayed(randomizer, sample, "the reports of the other users")
+
     def neighbours(a: np.ndarray, b: np.ndarray) -> Optional[str]:
         changed = np.flatnonzero(a != b)
         if len(changed) > 1:
@@ -266,6 +267,7 @@ def copies(mech: Mechanism, k: int) -> Mechanism:
 
         setattr(sample, "replay", replay)
     _replayed(mech, sample, None)
+
     def neighbours(a: np.ndarray, b: np.ndarray) -> Optional[str]:
         return not_neighbours(inner, np.repeat(a, k, axis=0), np.repeat(b, k, axis=0))
 
