@@ -48,21 +48,6 @@ def test_default_pairs_are_neighbours_from_the_bounds_alone():
 
 
 
-@pytest.fixture(scope="module")
-def built():
-    """Return a function building a registered diffprivlib mechanism (the environment built once, on first use)."""
-    made = []
-
-    def build(name, **params):
-        mech = get_mechanism(name, **params)
-        made.append(mech)
-        return mech
-
-    yield build
-    for mech in made:
-        mech.sampler.close()
-
-
 @pytest.mark.libraries
 @pytest.mark.parametrize("name", ["diffprivlib_laplace", "diffprivlib_geometric", "diffprivlib_mean", "diffprivlib_histogram"])
 def test_correct_calls_are_consistent(built, name):

@@ -8,23 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from dpaudit.attacks.replay import NotReplayable, replay_pair
-from dpaudit.mechanisms import get_mechanism
 from dpaudit.mechanisms.adapters import diffprivlib as dl
 
 pytestmark = pytest.mark.libraries
-
-
-@pytest.fixture(scope="module")
-def built():
-    made = []
-
-    def build(name, **params):
-        made.append(get_mechanism(name, **params))
-        return made[-1]
-
-    yield build
-    for mech in made:
-        mech.sampler.close()
 
 
 def _replay(mech, d0=None, d1=None):

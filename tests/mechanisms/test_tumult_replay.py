@@ -10,25 +10,12 @@ import dataclasses
 import numpy as np
 import pytest
 from dpaudit.attacks.replay import NotReplayable, replay_pair
-from dpaudit.mechanisms import blackbox, get_mechanism
+from dpaudit.mechanisms import blackbox
 from dpaudit.mechanisms.adapters import tumult_core as ta
 from dpaudit.mechanisms.builtins.floating_point import from_bits
 
 needs_tumult = pytest.mark.skipif(ta.tumult_python() is None, reason="Tumult's environment is absent (`dpaudit env create tumult-core`)")
 HIGH = 2**63  # Tumult's inverse-CDF sampler asks prng() for 63 bits a step
-
-
-@pytest.fixture(scope="module")
-def built():
-    made = []
-
-    def build(name, **params):
-        made.append(get_mechanism(name, **params))
-        return made[-1]
-
-    yield build
-    for mech in made[:1]:  # one Tumult process serves them all
-        mech.sampler.close()
 
 
 def _replay(mech, d0=None, d1=None):
