@@ -28,7 +28,7 @@ from dpaudit.mechanisms.neighbours import NeighbourCheck, by_relation, declare, 
 from dpaudit.mechanisms.records import NumberRecords
 from dpaudit.validation import check_int
 
-__all__ = ["TableDomain", "selection_pair", "worst_case_pair"]
+__all__ = ["TableDomain", "selection_pair", "spread_pair", "worst_case_pair"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,4 +137,26 @@ def selection_pair(domain: TableDomain, rows: int = 10_000) -> tuple[np.ndarray,
     z = (np.arange(n) >= n // 2).astype(np.int64)
     bits = z[:, None] ^ (np.arange(domain.width) % 2)[None, :]
     base = bits * (np.asarray(domain.categories, dtype=np.int64) - 1)[None, :]
+    return base, np.vstack([base, domain.target()[None, :]])
+
+
+def spread_pair(domain: TableDomain, rows: int = 10) -> tuple[np.ndarray, np.ndarray]:
+    """Return (base, base with the target added): `rows` records spread over the non-target categories, the target added.
+
+    Record i holds category i mod (k_j − 1) in column j (k_j that column's
+    categories), so each column of the base takes every category but the
+    last, and the target (the last category of every column) still shares
+    no value with any other record: each marginal cell it falls in holds it
+    alone, as in `worst_case_pair`, while no column of the base is constant
+    (for generators that cannot fit a column holding one value). Needs at
+    least 3 categories in every column and 2 rows.
+    """
+    if not isinstance(domain, TableDomain):
+        raise InvalidParameterError(f"spread_pair needs a TableDomain; got {type(domain).__name__} instead.")
+    if min(domain.categories) < 3:
+        raise InvalidParameterError(
+            "spread_pair needs at least 3 categories in every column (two for the base, one for the target); "
+            f"got {min(domain.categories)}.")
+    n = check_int(rows, "rows", "spread_pair", low=2)
+    base = np.arange(n, dtype=np.int64)[:, None] % (np.asarray(domain.categories, dtype=np.int64) - 1)[None, :]
     return base, np.vstack([base, domain.target()[None, :]])

@@ -1,4 +1,4 @@
-"""Adapters that audit DP synthetic-data generators (SmartNoise Synth 1.0.8, DataSynthesizer) on the worst-case table.
+"""Adapters that audit DP synthetic-data generators (SmartNoise Synth 1.0.8, DataSynthesizer, dpmm) on the worst-case table.
 
 SmartNoise Synth pins its own OpenDP and brings torch, so it never shares
 dpaudit's environment: it runs in the environment "smartnoise-synth-1.0.8"
@@ -47,6 +47,16 @@ its README shows (`synth_side._privbayes`), ε-DP for replacing one row
 (its sensitivities use the number of rows), on the replace-one worst-case
 pair; `synth_privbayes_default_seed` keeps its default `seed=0`.
 
+dpmm 0.1.9's MST and PrivBayes pipelines (`dpmm_mst`, `dpmm_privbayes`, in
+the environment "dpmm-0.1.9") are called as its README shows
+(`synth_side._dpmm`): every column a category whose categories are
+declared in the domain passed to `fit`, (ε, δ) for adding or removing one
+row, `n_iters` (its estimation's iterations) 100 by default so that a fit
+takes seconds. Its `TableBinner` drops every column that holds one value
+in the data, so the all-zero base of `worst_case_pair` fails to fit; the
+pair is `spread_pair` (the base spread over the non-target categories,
+the target an outlier in every marginal). Not replayed (`DPMM_UNREPLAYED`).
+
 Randomness: SmartNoise draws its noise through OpenDP (no public seed), so
 an audit is sound but does not repeat bit for bit.
 
@@ -74,10 +84,11 @@ from dpaudit.mechanisms.environments import Environment, declare, environment_py
 from dpaudit.mechanisms.external.processes import ExternalProcess, SideRequests, external_python, side_process
 from dpaudit.mechanisms.registry import register
 from dpaudit.mechanisms.table_features import tabulate
-from dpaudit.mechanisms.worst_case_tables import TableDomain, selection_pair, worst_case_pair
+from dpaudit.mechanisms.worst_case_tables import TableDomain, selection_pair, spread_pair, worst_case_pair
 from dpaudit.validation import check_int, check_real
 
-__all__ = ["DATASYNTHESIZER", "DPMM", "ENVIRONMENT", "Fits", "privbayes", "synth_generator", "synth_mst_white_box"]
+__all__ = ["DATASYNTHESIZER", "DPMM", "ENVIRONMENT", "Fits", "dpmm_generator", "privbayes", "synth_generator",
+           "synth_mst_white_box"]
 
 ENVIRONMENT = declare(Environment(
     name="smartnoise-synth-1.0.8",
@@ -124,13 +135,14 @@ class Fits(SideRequests):
     """`sampler(data, size, rng)` of a generator: sends the spec and the dataset, returns `size` releases (tables or scores).
 
     With a `replayer` (a table release's), `replay` records one fit and
-    replays it on a neighbour there; a white-box release says why it is
-    not replayed (`not_replayable`). Picklable (a copy starts its own
+    replays it on a neighbour there; a release without one says why it is
+    not replayed (`not_replayable`: `unreplayed`, a white-box score's by default). Picklable (a copy starts its own
     process, as `ExternalProcess` does).
     """
 
-    def __init__(self, process: ExternalProcess, spec: dict[str, Any], replayer: ExternalProcess | None = None) -> None:
-        self.process, self.spec, self.replayer = process, spec, replayer
+    def __init__(self, process: ExternalProcess, spec: dict[str, Any], replayer: ExternalProcess | None = None,
+                 unreplayed: str = WHITE_BOX_SCORE) -> None:
+        self.process, self.spec, self.replayer, self.unreplayed = process, spec, replayer, unreplayed
 
     def __call__(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
         """Return `size` releases of fresh fits on `data` (an (n, columns) array of category codes)."""
@@ -139,8 +151,8 @@ class Fits(SideRequests):
 
     @property
     def not_replayable(self) -> str | None:
-        """Return why this release is not replayed (a white-box score), or None when it is."""
-        return None if self.replayer is not None else WHITE_BOX_SCORE
+        """Return why this release is not replayed (a white-box score, or `unreplayed`), or None when it is."""
+        return None if self.replayer is not None else self.unreplayed
 
     def replay(self, d0: Any, d1: Any, rng: np.random.Generator) -> dict[str, Any]:
         """Return the side's record of one fit on d0 with its draws recorded and one on d1 with them replayed.
@@ -149,7 +161,7 @@ class Fits(SideRequests):
         tables; failure, tape, divergences, outside). The seed comes from `rng`.
         """
         if self.replayer is None:
-            raise InvalidParameterError(f"{self.spec['generator'].upper()} is not replayed: {WHITE_BOX_SCORE}.")
+            raise InvalidParameterError(f"{self.spec['generator'].upper()} is not replayed: {self.unreplayed}.")
         request = {"spec": [json.dumps(self.spec, sort_keys=True)], "rows": np.asarray(d0, dtype=np.int64),
                    "rows1": np.asarray(d1, dtype=np.int64)}
         return json.loads(str(self.replayer(request, 1, rng)[0]))
@@ -278,6 +290,57 @@ def _privbayes_factory(version: str = "0.1.13", *, default_seed: bool = False, d
     return factory
 
 
+DPMM_UNREPLAYED = ("dpmm draws its Gaussian noise through OpenDP (dpmm.models.base.utils.gaussian_noise), "
+                   "which the synthetic-data replay does not intercept")
+
+
+def dpmm_generator(generator: str, *, epsilon: float, delta: float, domain: TableDomain, rows: int, sample_rows: int,
+                   n_iters: int, name: str | None = None) -> Mechanism:
+    """Return dpmm 0.1.9's `generator` pipeline ("mst" or "privbayes") on the spread pair of `domain`, releasing the target's features.
+
+    Claim: (epsilon, delta) for adding or removing one row, dpmm's own
+    parameters (its MST and PrivBayes measure with Gaussian noise of unit
+    L2 sensitivity, as dpmm's own audit of MST, experimental/audit_dpmm,
+    adds one record). The pair is `spread_pair`: dpmm's `TableBinner`
+    drops every column holding one value in the data, so the all-zero base
+    of `worst_case_pair` cannot be fitted. `n_iters` is the iterations of
+    dpmm's estimation (post-processing of its measurements).
+    """
+    label = name or f"dpmm_{generator}"
+    pair = spread_pair(domain, rows)
+    spec = {"library": "dpmm", "generator": generator,
+            "params": {"epsilon": epsilon, "delta": delta, "n_iters": n_iters, "n_jobs": 1},
+            "columns": list(domain.columns), "categories": list(domain.categories), "rows": sample_rows,
+            "target": domain.target().tolist(), "release": "table"}
+    python = str(environment_python(DPMM.name))
+    mech = external_python(python, "synth_side:serve", epsilon=epsilon, delta=delta, relation=Relation.ADD_REMOVE, name=label,
+                           default_pair=pair, neighbours=domain.neighbours(), timeout=BATCH_TIMEOUT, path=[str(SIDE.parent)],
+                           check=False)
+    facts = {"n_iters": n_iters, "columns": domain.width, "categories": domain.categories[0], "rows": rows,
+             "sample_rows": sample_rows, "dataset": "spread", "threat_model": BLACK_BOX, "environment": DPMM.name}
+    mech = dataclasses.replace(mech, sampler=Fits(_process(python), spec, None, DPMM_UNREPLAYED),
+                               params={"epsilon": epsilon, "delta": delta, **facts},
+                               description=f"dpmm 0.1.9 {generator} pipeline on the spread worst-case table ({BLACK_BOX})")
+    return tabulate(mech, domain.target(), columns=domain.columns)
+
+
+def _dpmm_factory(generator: str) -> Any:
+    """Return the registered factory of dpmm's `generator` pipeline."""
+    name = f"dpmm_{generator}"
+
+    def factory(*, epsilon: float = 1.0, delta: float = 1e-2, columns: int = 3, categories: int = 3, rows: int = 10,
+                sample_rows: int = 100, n_iters: int = 100) -> Mechanism:
+        e, d, domain, n, m = _checked(name, epsilon, delta, columns, categories, rows, sample_rows)
+        check_int(categories, "categories", name, low=3)
+        return dpmm_generator(generator, epsilon=e, delta=d, domain=domain, rows=check_int(n, "rows", name, low=2),
+                              sample_rows=m, n_iters=check_int(n_iters, "n_iters", name), name=name)
+
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = (f"Return dpmm 0.1.9's {generator} pipeline at (epsilon, delta) on the spread worst-case table "
+                       "(categories declared in its domain, `n_iters` estimation iterations): the target's features of each table.")
+    return factory
+
+
 GENERATORS = (
     _factory("mst", doc="the features of the target in each synthetic table (black-box)."),
     _factory("aim", doc="the features of the target in each synthetic table (black-box)."),
@@ -290,9 +353,14 @@ GENERATORS = (
     _privbayes_factory("0.1.4", doc="the older release, each fit with a fresh seed (black-box)."),
     _privbayes_factory(default_seed=True, doc="every fit with DataSynthesizer's default seed 0, as a user who never sets it."),
 )
+DPMM_GENERATORS = (_dpmm_factory("mst"), _dpmm_factory("privbayes"))
 
 # Registration builds nothing (the environment is built when a mechanism is). Costs: seconds a fit (MST ~6 s,
 # AIM ~12 s, MWEM ~1 s on a loaded 2-core machine; MST white-box on the selection pair ~10 ms a run), so the
 # suite plays few trials.
 for _generator in GENERATORS:
     register(_generator.__name__, expected=None, suite_trials=0.00005, environment=ENVIRONMENT.name)(_generator)
+# dpmm: a fit takes about half a second (PrivBayes) to eight seconds (MST, whose selection estimates 2,500 iterations
+# whatever n_iters) at n_iters 100 on these loaded cores.
+for _generator in DPMM_GENERATORS:
+    register(_generator.__name__, expected=None, suite_trials=0.00005, environment=DPMM.name)(_generator)

@@ -46,6 +46,12 @@ Library "datasynthesizer" (release "table"): PrivBayes as its README shows
 (`_privbayes`), each fit seeded from the batch's seed (SeedSequence), or
 with DataSynthesizer's default seed 0 when the spec says so.
 
+Library "dpmm" (release "table"): its MST or PrivBayes pipeline as its
+README shows (`_dpmm`): `MSTPipeline(epsilon=..., delta=...)`, `fit(df,
+domain)` with every column categorical and its categories declared in
+the domain, then `generate(n_records=rows)`; each fit and each table
+seeded from the batch's seed (SeedSequence).
+
 Randomness: SmartNoise draws its noise through OpenDP's own generator (no
 public seed); MST's selection draws from numpy's global generator, seeded
 with the batch's seed. Every draw is fresh, so an audit is sound; it does
@@ -416,6 +422,32 @@ def _privbayes(spec, frame, seed):
         return generator.synthetic_dataset[columns].to_numpy(dtype=np.int64)
 
 
+def _dpmm(spec, frame, seeds):
+    """Return one synthetic table of dpmm's `spec["generator"]` pipeline (MST or PrivBayes), as codes (rows, columns).
+
+    As its README shows: the pipeline made with the spec's epsilon, delta, `n_jobs` and `gen_kwargs`
+    (`n_iters`, the iterations of its estimation), `fit(df, domain)` with each column a pandas category
+    whose categories the domain declares (`{column: {"categories": [0 .. k-1]}}`: dpmm's `TableBinner`
+    then reads none from the data), then `generate(n_records=rows)`. `seeds` (two integers) seed the
+    fit's and the generation's `random_state`; dpmm's Gaussian noise comes from OpenDP (no seed).
+    """
+    import contextlib
+
+    import pandas as pd
+    from dpmm.pipelines import MSTPipeline, PrivBayesPipeline
+
+    pipeline = {"mst": MSTPipeline, "privbayes": PrivBayesPipeline}[spec["generator"]]
+    columns, params = list(spec["columns"]), spec["params"]
+    typed = frame.astype({c: pd.CategoricalDtype(list(range(k))) for c, k in zip(columns, spec["categories"])})
+    domain = {c: {"categories": list(range(k))} for c, k in zip(columns, spec["categories"])}
+    with contextlib.redirect_stdout(sys.stderr):
+        model = pipeline(epsilon=params["epsilon"], delta=params["delta"], n_jobs=params["n_jobs"],
+                         gen_kwargs={"n_iters": params["n_iters"]})
+        model.fit(typed, domain, random_state=int(seeds[0]))
+        table = model.generate(n_records=spec["rows"], random_state=int(seeds[1]))
+    return table[columns].astype(np.int64).to_numpy()
+
+
 def serve(data, size, seed):
     """Return `size` releases of fresh fits on the request's rows: tables (size, rows, columns), or white-box scores (size,)."""
     spec = _spec(data)
@@ -432,6 +464,9 @@ def serve(data, size, seed):
             if batch is not None:
                 return batch
             return np.array([_measurements(spec, frame) for _ in range(size)], dtype=np.float64)
+        if spec.get("library") == "dpmm":
+            seeds = np.random.SeedSequence(seed).generate_state(2 * size).reshape(size, 2)
+            return np.stack([_dpmm(spec, frame, pair) for pair in seeds])
         if spec.get("library") == "datasynthesizer":
             seeds = np.random.SeedSequence(seed).generate_state(size)
             return np.stack([_privbayes(spec, frame, int(s)) for s in seeds])
@@ -443,7 +478,7 @@ def describe():
     import importlib.metadata as metadata
 
     found = {}
-    for name in ("smartnoise-synth", "opendp", "DataSynthesizer", "numpy", "pandas"):
+    for name in ("smartnoise-synth", "opendp", "DataSynthesizer", "dpmm", "numpy", "pandas"):
         try:
             found[name] = metadata.version(name)
         except metadata.PackageNotFoundError:

@@ -9,7 +9,7 @@ from dpaudit.errors import InvalidParameterError, MechanismError
 from dpaudit.mechanisms import blackbox
 from dpaudit.mechanisms.base import check_pair
 from dpaudit.mechanisms.table_features import TableFeatures, feature_names, table_features, tabulate
-from dpaudit.mechanisms.worst_case_tables import TableDomain, selection_pair, worst_case_pair
+from dpaudit.mechanisms.worst_case_tables import TableDomain, selection_pair, spread_pair, worst_case_pair
 
 TABLE = np.array([[1, 1, 1], [1, 1, 0], [0, 0, 0], [1, 0, 1], [2, 1, 1]])
 
@@ -94,3 +94,13 @@ def test_the_selection_pair_puts_the_target_s_cell_above_the_independent_estimat
         assert (cell >= independent + 1) if (i - j) % 2 == 0 else (cell + 1 <= independent)
     with pytest.raises(InvalidParameterError, match="TableDomain"):
         selection_pair((4, 2), 10)
+
+
+def test_the_spread_pair_varies_every_base_column_over_the_non_target_categories_and_adds_an_outlier_target():
+    domain = TableDomain(("a", "b"), (3, 4))
+    d0, d1 = spread_pair(domain, 7)
+    assert len(d1) == 8 and np.array_equal(d1[-1], [2, 3]) and np.array_equal(d0, d1[:-1])
+    assert [sorted(set(d0[:, j])) for j in range(2)] == [[0, 1], [0, 1, 2]]  # every category but the target's
+    check_pair(blackbox(lambda d, rng: 0.0, epsilon=1.0, neighbours=domain.neighbours()), d0, d1)
+    with pytest.raises(InvalidParameterError, match="at least 3 categories in every column"):
+        spread_pair(TableDomain.uniform(3, 2), 10)
