@@ -12,7 +12,7 @@ fixed default's budget, DEFAULT_TRIALS per dataset, so it never draws
 more; it stops at a certified violation or once the claim is out of reach.
 Elsewhere the fixed default is faster for the same bound (an in-process
 numpy draw of 10⁶ takes well under a second, and the sequential bound is
-0.85 to 1.02 of the fixed one at the same budget: docs/numbers.md), so it
+0.91 to 1.08 of the fixed one at the same budget: docs/numbers.md), so it
 stays. The choice reads the mechanism's type and registration only, never
 a draw, so the same call makes the same choice on every machine; an
 explicit `trials` (a number, "auto" or "sequential") is always played as

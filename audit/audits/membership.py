@@ -28,7 +28,7 @@ from dpaudit.errors import InvalidParameterError
 from dpaudit.mechanisms.base import Claim
 from dpaudit.validation import check_int
 
-__all__ = ["Played", "certify_at_share", "check_game", "run_membership_audit", "seed_streams"]
+__all__ = ["Played", "bound_beside", "certify_at_share", "check_game", "run_membership_audit", "seed_streams"]
 
 
 def seed_streams(seed: int) -> list[np.random.Generator]:
@@ -89,7 +89,7 @@ def run_membership_audit(
         attack["best_canary"] = best
     else:
         lower = certify_at_share(observations, game, bound, delta, estimator_rng)
-    assumed, projected = _beside(beside, played.evidence, game, bound, lower, delta, estimator_rng, subject.claim)
+    assumed, projected = bound_beside(beside, played.evidence, game, bound, lower, delta, estimator_rng, subject.claim)
     result = MembershipResult(
         game=game.name, lower_bound=lower, scorer=played.scorer, seconds=time.perf_counter() - start, seed=seed,
         mechanism=subject.name, params=dict(subject.params), claim=subject.claim,
@@ -115,7 +115,7 @@ def certify_at_share(observations: Observations, game: Game, bound: Bound, delta
     return dataclasses.replace(certify(observations, game, share, delta=delta, rng=rng), confidence=bound.confidence)
 
 
-def _beside(name: str | None, observations: Observations | tuple[Observations, ...], game: Game, bound: Bound,
+def bound_beside(name: str | None, observations: Observations | tuple[Observations, ...], game: Game, bound: Bound,
             lower: LowerBound, delta: float, rng: np.random.Generator,
             claim: Claim | None) -> tuple[LowerBound | None, int | None]:
     """Return the bound of estimator `name` on the same scores, and the runs an assumption-free audit would need if it held.

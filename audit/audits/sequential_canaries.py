@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from dpaudit.attacks.canary import both_directions
 from dpaudit.attacks.canary_batches import CanaryBatches
 from dpaudit.attacks.canary_scores import CanaryScorer
 from dpaudit.attacks.games import MultiRun
@@ -33,7 +34,8 @@ def audit_canaries_sequentially(mech: Mechanism, *, game: MultiRun, bound: Bound
 
     The canary comes from the audit's data stream and every batch's runs
     from a child of its game stream (`seed_streams`), both fixed before any
-    run; sound as `sequential_runs.play_sequentially` is.
+    run; sound as `sequential_runs.play_sequentially` is. The look planned at
+    the full budget certifies both directions, as the fixed game does.
 
     Raises:
         InvalidParameterError: on bad input (one sentence), before any run.
@@ -45,4 +47,5 @@ def audit_canaries_sequentially(mech: Mechanism, *, game: MultiRun, bound: Bound
     batches = CanaryBatches(mech, canary, scorer, dim, norm, int(data_rng.integers(SEED_BOUND)),
                             int(game_rng.integers(SEED_BOUND)), mapper)
     return play_sequentially(owner="audit_canaries", game=game, bound=bound, seed=seed, subject=subject,
-                             play=batches.play, scorer=batches.scorer_name, attack={}, execution=execution)
+                             play=batches.play, scorer=batches.scorer_name, attack={}, execution=execution,
+                             arms=both_directions)

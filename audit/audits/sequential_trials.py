@@ -9,19 +9,25 @@ for the test's FPR and FNR (`dpaudit.audit.estimators.sequential`, beta-
 binomial mixtures, their priors tuned on the selection sample) give an ε
 lower bound that holds at every stopping time. Epoch k's sequences run at
 its share of β, fixed in advance (FINAL_SHARE to the last epoch, the rest
-split evenly over the others): by the union bound every epoch's sequences
-hold at every time at once with probability ≥ 1 − β, so the largest bound
-of any epoch at any look is a lower bound at confidence 1 − β, whenever
-and however the audit stops: no draw both chooses a test and certifies it,
-and looking costs nothing more.
+split evenly over the others), and LAST_LOOK_SHARE goes to the one look
+planned before any draw: the end of the last epoch's held-out draws, judged
+by Clopper–Pearson as the fixed audit judges its own
+(`dpaudit.audit.estimators.planned_look`, reported only once those draws
+are complete). By the union bound every epoch's sequences hold at every
+time and the planned look holds, all at once, with probability ≥ 1 − β, so
+the largest bound of any epoch at any look is a lower bound at confidence
+1 − β, whenever and however the audit stops: no draw both chooses a test
+and certifies it, and looking costs nothing more. The last epoch chooses
+its test for the planned look, which certifies at the full budget.
 
 Stop rules, checked after every chunk: a violation is certified; the bound
 reaches `tight` × the claimed ε; the budget of trials or seconds is spent;
 or (`give_up`, in the last epoch) the claim is out of reach: even were the
-rates at the lower ends of their sequences, the upper ends at the end of the
-budget would not certify the claimed ε. An earlier epoch ends on the same
-rule for its own held-out draws and leaves what it did not draw to the last
-epoch, whose test is chosen on the largest sample. Ctrl-C returns the bound
+rates at the lower ends of their sequences, neither their upper ends nor the
+planned look at the end of the budget would certify the claimed ε. An
+earlier epoch ends on the same rule for its own held-out draws and leaves
+what it did not draw to the last epoch, whose test is chosen on the largest
+sample. Ctrl-C returns the bound
 so far (`Interrupted.partial`), valid as any stopping time is.
 """
 
@@ -38,6 +44,7 @@ from dpaudit.attacks.two_dataset_play import Chosen, PlayedPair, Setting, choose
 from dpaudit.audit.audits.auto_trials import AutoBudget
 from dpaudit.audit.estimators.intervals import TwoRates
 from dpaudit.audit.estimators.lower_bound import LowerBound
+from dpaudit.audit.estimators.planned_look import PlannedLook
 from dpaudit.audit.estimators.projection import steering
 from dpaudit.audit.estimators.sequential import TwoRatesSequence, fixed_level
 from dpaudit.audit.results.phases import Epoch, SequentialEpochs
@@ -50,13 +57,16 @@ if TYPE_CHECKING:
     from dpaudit.audit.audits.two_dataset import _Audit
     from dpaudit.audit.estimators.certify import Bound
 
-__all__ = ["FINAL_SHARE", "FIRST_EPOCH", "SEQUENTIAL", "audit_sequentially", "check_sequential", "epoch_shares",
-           "grown_epochs", "look_sizes", "planned_epochs", "sequences_certify"]
+__all__ = ["FINAL_SHARE", "FIRST_EPOCH", "LAST_LOOK_SHARE", "SEQUENTIAL", "audit_sequentially", "check_sequential",
+           "epoch_shares", "grown_epochs", "look_sizes", "planned_epochs", "sequences_certify"]
 
 SEQUENTIAL = "sequential"
 FIRST_EPOCH = 1000
 EPOCH_GROWTH = 4
-FINAL_SHARE = 0.5
+FINAL_SHARE = 0.25
+"""The last epoch's sequences' share of β."""
+LAST_LOOK_SHARE = 0.5
+"""The share of β of the look planned at the end of the budget (`planned_look`)."""
 FIRST_LOOK = 32
 LOOK_GROWTH = 1.5
 METHOD = "beta-binomial mixture confidence sequences"
@@ -79,10 +89,12 @@ def grown_epochs(first: int, budget: int) -> list[int]:
 
 
 def epoch_shares(count: int) -> tuple[float, ...]:
-    """Return each epoch's share of β: FINAL_SHARE to the last, the rest evenly to the others (all of it to a lone one)."""
+    """Return each epoch's sequences' share of β: FINAL_SHARE to the last, the rest evenly to the others (a lone one
+    has both); LAST_LOOK_SHARE, the planned look's, is not among them."""
+    sequences = 1.0 - LAST_LOOK_SHARE
     if count == 1:
-        return (1.0,)
-    early = (1.0 - FINAL_SHARE) / (count - 1)
+        return (sequences,)
+    early = (sequences - FINAL_SHARE) / (count - 1)
     return (early,) * (count - 1) + (FINAL_SHARE,)
 
 
@@ -103,13 +115,16 @@ def epoch_seed(seed: int, k: int) -> int:
 
 @dataclasses.dataclass
 class _Epoch:
-    """An epoch in progress: its setting, chosen test, sequences, the held-out counts so far and its best bound."""
+    """An epoch in progress: its setting, chosen test, sequences, the held-out counts so far and its best bound; the
+    last one's planned look and, once its held-out draws are complete, the look's bound."""
 
     setting: Setting
     chosen: Chosen
     sequences: TwoRatesSequence
     counts: np.ndarray
     share: float
+    look: PlannedLook | None = None
+    looked: float | None = None
     epsilon: float = 0.0
 
     def add(self, counts: np.ndarray, delta: float) -> None:
@@ -119,17 +134,39 @@ class _Epoch:
         self.sequences = self.sequences.add(c.false_positives, c.n0, c.false_negatives, c.n1)
         self.epsilon = max(self.epsilon, self.sequences.epsilon(delta))
 
+    def close(self, delta: float) -> None:
+        """Take the planned look, if this epoch has one: its held-out draws are complete."""
+        if self.look is not None:
+            c = HeldOutCounts.from_rejections(self.counts)
+            self.looked = self.look.epsilon(c.false_positives, c.n0, c.false_negatives, c.n1, delta)
+            self.epsilon = max(self.epsilon, self.looked)
+
+    def reachable(self, delta: float) -> float:
+        """Return the most its sequences, or its planned look not yet taken, could certify were the rates at the
+        sequences' lower ends (a rule for giving up)."""
+        reach = self.sequences.reachable(self.chosen.held_out, delta)
+        if self.look is not None and self.looked is None:
+            reach = max(reach, self.look.reachable(self.sequences, delta))
+        return reach
+
+    @property
+    def paid(self) -> float:
+        """Return the share of β this epoch was paid: its sequences' and its planned look's."""
+        return self.share + (0.0 if self.look is None else LAST_LOOK_SHARE)
+
     @property
     def held_out(self) -> int:
         """Return the held-out outputs per dataset drawn so far (the larger of the two Poisson totals)."""
         return int(max(self.counts[2], self.counts[3]))
 
 
-def _start_epoch(audit: _Audit, trials: int, seed: int, share: float, progress: Any) -> _Epoch:
-    """Return a new epoch of `trials` per dataset: its test chosen on its selection sample, its sequences started."""
+def _start_epoch(audit: _Audit, trials: int, seed: int, share: float, progress: Any, last: bool) -> _Epoch:
+    """Return a new epoch of `trials` per dataset: its test chosen on its selection sample, its sequences started (the
+    last epoch's test chosen for its planned look, the others' for their sequences)."""
     beta = (1.0 - audit.bound.confidence) * share
-    as_fixed = 2.0 * fixed_level(beta / 2.0)  # the test is chosen for the interval it will be judged by
-    setting = Setting(audit.mechanism, audit.d0, audit.d1, trials, seed, steering(TwoRates(), audit.delta, as_fixed),
+    look_beta = (1.0 - audit.bound.confidence) * LAST_LOOK_SHARE
+    level = look_beta if last else 2.0 * fixed_level(beta / 2.0)  # the test is chosen for the interval it will be judged by
+    setting = Setting(audit.mechanism, audit.d0, audit.d1, trials, seed, steering(TwoRates(), audit.delta, level),
                       audit.execution.backend, progress, global_streams())
     chosen = choose(setting)
     if progress:
@@ -137,7 +174,8 @@ def _start_epoch(audit: _Audit, trials: int, seed: int, share: float, progress: 
     m = max(chosen.selection, 1)
     guess = [(rate * m + 0.5) / (m + 1.0) for rate in (chosen.fpr, chosen.fnr)]
     sequences = TwoRatesSequence.start(beta, guess[0], guess[1], max(chosen.held_out, 1))
-    return _Epoch(setting, chosen, sequences, np.zeros(4, dtype=np.int64), share)
+    look = PlannedLook(look_beta, chosen.held_out) if last else None
+    return _Epoch(setting, chosen, sequences, np.zeros(4, dtype=np.int64), share, look)
 
 
 class _Run:
@@ -154,7 +192,7 @@ class _Run:
         c = HeldOutCounts.from_rejections(best.counts)
         s = best.sequences
         details = {**c.facts(), "fpr_upper": s.fpr.upper, "fnr_upper": s.fnr.upper,
-                   "held_out_share_of_beta": best.share}
+                   "held_out_share_of_beta": best.paid, "planned_look": best.looked}
         return LowerBound(epsilon=best.epsilon, confidence=self.audit.bound.confidence, method=METHOD, delta=self.audit.delta,
                           trials=self.drawn, fpr=c.fpr, fnr=c.fnr, details=details, estimator="held-out")
 
@@ -168,7 +206,7 @@ class _Run:
             return f"bound within {self.budget.tight:g} of the claim"
         if self.budget.max_seconds is not None and time.perf_counter() - self.start > self.budget.max_seconds:
             return "budget of seconds"
-        reach = epoch.sequences.reachable(epoch.chosen.held_out, delta)
+        reach = epoch.reachable(delta)
         if reach <= claim.epsilon and (not last or self.budget.give_up):
             return "claim out of reach" if last else "epoch"
         return None
@@ -181,7 +219,7 @@ class _Run:
 
     def play_epoch(self, k: int, trials: int, share: float, last: bool) -> str | None:
         """Play epoch `k` until a stop rule fires or its draws are spent; return why the audit stops, or None."""
-        epoch = _start_epoch(self.audit, trials, epoch_seed(self.audit.seed, k), share, self.progress)
+        epoch = _start_epoch(self.audit, trials, epoch_seed(self.audit.seed, k), share, self.progress, last)
         self.epochs.append(epoch)
         self.drawn += epoch.chosen.selection
         sizes = look_sizes(epoch.chosen.held_out, int(np.prod(epoch.chosen.shape, dtype=int)))
@@ -194,6 +232,8 @@ class _Run:
                     self.drawn += stop.done
                 raise
             epoch.add(counts, self.audit.delta)
+            if i == len(sizes) - 1:
+                epoch.close(self.audit.delta)
             self.drawn += int(max(counts[2], counts[3]))
             self.show(max(e.epsilon for e in self.epochs))
             why = self.decided(epoch, last)
@@ -222,7 +262,7 @@ class _Run:
                         interrupted, best.chosen.warning)
         first = self.audit.result(played, self.drawn, self.audit.seed, self.start)
         listed = tuple(Epoch(e.chosen.selection, e.held_out, e.setting.seed, e.epsilon,
-                             1.0 - (1.0 - self.audit.bound.confidence) * e.share, e.chosen.test.describe())
+                             1.0 - (1.0 - self.audit.bound.confidence) * e.paid, e.chosen.test.describe(), e.looked)
                        for e in self.epochs)
         b = self.budget
         sequential = SequentialEpochs(listed, "interrupted" if interrupted else self.stopped, b.max_trials,

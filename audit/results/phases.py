@@ -43,7 +43,9 @@ class AutoRounds:
 @dataclasses.dataclass(frozen=True)
 class Epoch:
     """One epoch of `trials="sequential"`: a test chosen on `selection` fresh outputs, then `held_out` outputs judged
-    by confidence sequences at `confidence` (its share of β); its seed, its running bound and the test, in words."""
+    by confidence sequences (and the last epoch's planned look) at `confidence` (its share of β); its seed, its running
+    bound, the test in words, and `planned_look`, the bound of the last epoch's look at its complete held-out draws
+    (None for another epoch, or one stopped before them)."""
 
     selection: int
     held_out: int
@@ -51,6 +53,7 @@ class Epoch:
     epsilon: float
     confidence: float
     test: str
+    planned_look: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)

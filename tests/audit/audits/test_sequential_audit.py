@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from dpaudit.audit import Bound, audit_mechanism, recertify
 from dpaudit.audit.audits.auto_trials import AutoBudget
-from dpaudit.audit.audits.sequential_trials import epoch_shares, planned_epochs
+from dpaudit.audit.audits.sequential_trials import FINAL_SHARE, LAST_LOOK_SHARE, epoch_shares, planned_epochs
 from dpaudit.errors import InvalidParameterError
 from dpaudit.execution.interrupted import Interrupted
 from dpaudit.mechanisms import blackbox, get_mechanism
@@ -65,7 +65,8 @@ def test_on_a_correct_mechanism_the_bound_at_the_full_budget_is_near_the_fixed_o
 def test_the_epochs_and_shares_are_planned_within_the_budget():
     assert planned_epochs(1_000_000) == [1000, 4000, 16000, 64000, 915_000]
     assert planned_epochs(3000) == [3000]
-    assert epoch_shares(5) == (0.125,) * 4 + (0.5,) and epoch_shares(1) == (1.0,)
+    assert epoch_shares(5) == (0.0625,) * 4 + (FINAL_SHARE,) and epoch_shares(1) == (1.0 - LAST_LOOK_SHARE,)
+    assert sum(epoch_shares(5)) + LAST_LOOK_SHARE == pytest.approx(1.0)
 
 
 def test_the_json_lists_the_epochs_and_recertify_refuses():
@@ -109,3 +110,25 @@ def test_a_budget_under_the_first_epoch_is_one_epoch_within_it(budget):
                           budget=AutoBudget(max_trials=budget, give_up=False))
     assert len(res.phases.sequential.epochs) == 1 and res.phases.sequential.stopped == "budget of trials"
     assert res.phases.sequential.trials_drawn <= budget + 4 * budget ** 0.5  # the held-out counts are Poisson
+
+
+def test_the_last_epoch_takes_its_planned_look_only_once_its_held_out_draws_are_complete():
+    from dpaudit.audit.estimators.clopper_pearson import epsilon_lower_bound
+
+    res = audit_mechanism(get_mechanism("laplace"), trials="sequential", seed=2,
+                          budget=AutoBudget(max_trials=20_000, give_up=False))
+    *early, last = res.phases.sequential.epochs
+    assert all(e.planned_look is None for e in early) and last.planned_look is not None
+    lower = res.lower_bound
+    counts = (lower.details["false_positives"], lower.details["held_out_d0"], lower.details["false_negatives"],
+              lower.details["held_out_d1"])
+    assert lower.details["planned_look"] == last.planned_look == lower.epsilon  # the last epoch is the best here
+    assert last.planned_look == pytest.approx(float(epsilon_lower_bound(*counts, beta=BETA * LAST_LOOK_SHARE)))
+    assert last.confidence == pytest.approx(1 - BETA * (FINAL_SHARE + LAST_LOOK_SHARE))
+
+
+def test_a_stop_before_the_end_of_the_budget_takes_no_planned_look():
+    mech = blackbox(_laplace_with_a_tenth_of_its_noise, epsilon=1.0, null_record=0.0, name="laplace-tenth-noise")
+    res = audit_mechanism(mech, [0.0], [1.0], trials="sequential", seed=0)
+    assert res.phases.sequential.stopped == "violation certified"
+    assert all(e.planned_look is None for e in res.phases.sequential.epochs)

@@ -60,8 +60,13 @@ def test_a_blatant_bug_is_certified_within_the_first_epoch(seed):
     assert res.lower_bound.trials <= FIRST_EPOCH
 
 
-def test_a_correct_mechanism_stops_once_the_claim_is_out_of_reach_and_the_json_lists_the_epochs():
-    res = audit_canaries(get_mechanism("laplace"), game=MultiRun(20_000, sequential=True), seed=1)
+def _sum_with_noise(data, rng, size=None):
+    return float(np.sum(data)) + rng.laplace(0.0, 1.0, size)
+
+
+def test_a_mechanism_far_inside_its_claim_stops_once_the_claim_is_out_of_reach_and_the_json_lists_the_epochs():
+    loose = blackbox(_sum_with_noise, epsilon=3.0, null_record=0.0, records=BoxRecords(0.0, 1.0), name="laplace-at-1-claims-3")
+    res = audit_canaries(loose, game=MultiRun(20_000, sequential=True), seed=1)
     out = json.loads(json.dumps(res.to_dict()))
     lower = out["lower_bound"]
     assert out["verdict"] == "consistent" and 0.0 <= lower["epsilon"] <= 1.0
@@ -141,3 +146,32 @@ def test_a_sequential_game_on_dask_opens_one_client_for_all_its_batches(monkeypa
     assert opened == [2] and len(batches) > 5
     inline = audit_canaries(get_mechanism("laplace"), game=game, seed=0)
     assert on_dask.lower_bound.epsilon == inline.lower_bound.epsilon and opened == [2]
+
+
+def test_the_planned_look_certifies_every_run_as_the_fixed_game_does(monkeypatch):
+    from dpaudit.attacks.canary import both_directions
+    from dpaudit.audit.audits import sequential_runs
+    from dpaudit.audit.audits.sequential_trials import LAST_LOOK_SHARE
+    from dpaudit.audit.estimators.certify import certify_best
+
+    kept, take = [], sequential_runs._AllRuns.take
+    monkeypatch.setattr(sequential_runs._AllRuns, "take", lambda self: (kept.append(self), take(self))[1])
+    res = audit_canaries(get_mechanism("laplace"), game=MultiRun(2000, sequential=True, give_up=False), seed=4)
+    assert res.attack["stopped"] == "budget of runs" and len(kept) == 1
+    runs = sequential_runs._joined(kept[0].batches)
+    assert runs.size == 2000
+    look = Bound(confidence=1 - BETA * LAST_LOOK_SHARE)
+    rng = np.random.default_rng(np.random.SeedSequence([4, sequential_runs.LOOK_KEY]))  # the ties are broken at random
+    expected = certify_best(both_directions(runs), MultiRun(2000), look, delta=0.0, rng=rng)[1]
+    assert kept[0].looked.epsilon == pytest.approx(expected.epsilon)
+    assert res.lower_bound.epsilon >= expected.epsilon and res.lower_bound.confidence == 1 - BETA
+
+
+def test_a_game_stopped_before_its_budget_takes_no_planned_look(monkeypatch):
+    from dpaudit.audit.audits import sequential_runs
+
+    kept, take = [], sequential_runs._AllRuns.take
+    monkeypatch.setattr(sequential_runs._AllRuns, "take", lambda self: (kept.append(self), take(self))[1])
+    res = audit_canaries(_tenth_noise(), game=MultiRun(10_000, sequential=True), seed=0)
+    assert res.attack["stopped"] == "violation certified" and kept == []
+    assert "planned" not in res.lower_bound.method
