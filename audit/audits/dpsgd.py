@@ -24,7 +24,7 @@ from dpaudit.attacks.dpsgd.screening import ArmJudge
 from dpaudit.attacks.games import MIN_RUNS, SEQUENTIAL, TRAINING_RUNS, Game, MultiRun, OneRun
 from dpaudit.attacks.observations import Observations
 from dpaudit.audit.audits.membership import run_membership_audit, seed_streams
-from dpaudit.audit.audits.sequential_runs import check_sequential_bound, play_sequentially
+from dpaudit.audit.audits.sequential_runs import check_sequential_bound, play_sequentially, sequences_certify_runs
 from dpaudit.audit.audits.subject import Subject
 from dpaudit.audit.estimators.certify import Bound, certify
 from dpaudit.audit.estimators.projected_runs import auc_mu
@@ -42,6 +42,9 @@ __all__ = ["DPSGDInterrupted", "audit_dpsgd"]
 
 DATASET_CHOICES = (AUTO, USER_DATA, CANARIES_ONLY, ADVERSARIAL, BATCH_ADVERSARIAL)
 BESIDE = "gdp"  # the estimator reported beside an assumption-free bound of a multi-run game
+DEFAULT_WHY = ("a training run is an expensive draw: with no game or runs given, the sequential game of at most "
+               f"{TRAINING_RUNS} runs; runs={TRAINING_RUNS} (--runs {TRAINING_RUNS}) plays the fixed game")
+"""Why `audit_dpsgd` without a game plays the sequential one (issue 53), in the result's attack facts ("default")."""
 
 DPSGDInterrupted = Interrupted
 """The name this interruption had before every audit shared `Interrupted`: Ctrl-C during the training runs,
@@ -69,10 +72,9 @@ def audit_dpsgd(
         config: the training run of dpaudit's trainer or Opacus (`DPSGDConfig`; unused for a user's loop).
         target: "dpaudit" (this package's trainer, `config.bug` included), "opacus", or a
             `DPSGDTarget` (a `UserTrainer` wrapping your own training function, a `BuiltinTarget`).
-        game: `MultiRun(runs)` (default TRAINING_RUNS, 200 runs, half of them, by a seeded
-            permutation, with the canary), `MultiRun(runs, sequential=True)` (at most `runs` runs, in
-            epochs, stopping at a certified violation or when the claim is out of reach: `sequential_runs`)
-            or `OneRun(canaries)` (one run, each canary in with probability ½).
+        game: `MultiRun(runs)` (half of them, by a seeded permutation, with the canary), `MultiRun(runs,
+            sequential=True)` (at most `runs`, in epochs, stopping when decided: `sequential_runs`) or
+            `OneRun(canaries)`. Left out with `runs`: at most 200 runs, sequential (`_game`, DEFAULT_WHY).
         bound: how the scores are certified (estimator, confidence, δ: default the claim's).
         canary: "auto" (the default: "dirac" where gradient canaries can enter the runs, as in dpaudit's trainer,
             Opacus and a loop with the hook, else "crafted"), "dirac" (gradient-space), "crafted" or "mislabelled"
@@ -112,7 +114,7 @@ def audit_dpsgd(
     """
     owner = "audit_dpsgd"
     config = config or DPSGDConfig()
-    game = _game(game, runs, owner)
+    game, default = _game(game, runs, owner, bound)
     if isinstance(game, MultiRun) and game.sequential:
         check_sequential_bound(bound)  # before any training run
     trained = resolve_target(target, config)
@@ -125,21 +127,24 @@ def audit_dpsgd(
     subject = Subject(trained.name, trained.params, trained.claim,
                       lambda delta: None if event is None else upper_bound(event, delta=delta))
     if isinstance(game, MultiRun) and game.sequential:
-        return _sequentially(attack, game, bound, seed, subject, execution)
+        return _sequentially(attack, game, bound, seed, subject, execution, default)
     return run_membership_audit(owner=owner, game=game, bound=bound, seed=seed, subject=subject,
                                 play=functools.partial(attack.play, game, execution), beside=BESIDE)
 
 
 def _sequentially(attack: DPSGDAttack, game: MultiRun, bound: Bound, seed: int, subject: Subject,
-                  execution: Execution) -> MembershipResult:
+                  execution: Execution, default: str | None) -> MembershipResult:
     """Return the sequential game's result (`sequential_runs`): canaries, dataset and every membership fixed first,
-    from the same streams as the fixed game's; each finished run kept in the run store."""
+    from the same streams as the fixed game's; each finished run kept in the run store; the GDP bound beside the
+    planned look at all runs, as the fixed game reports it; `default`, why it was played without being asked."""
     check_sequential_bound(bound)
     seed = check_int(seed, "seed", "audit_dpsgd", low=0)
     data_rng, game_rng, _ = seed_streams(seed)
     batches, scorer, facts = attack.batches(game, execution, data_rng, game_rng)
+    facts = facts if default is None else {**facts, "default": default}
     return play_sequentially(owner="audit_dpsgd", game=game, bound=bound, seed=seed, subject=subject, play=batches.play,
-                             scorer=lambda: scorer, attack=facts, execution=execution, store=batches.store)
+                             scorer=lambda: scorer, attack=facts, execution=execution, store=batches.store,
+                             beside=BESIDE)
 
 
 def _arm_judge(bound: Bound, claim: Claim) -> ArmJudge:
@@ -158,11 +163,15 @@ def _arm_epsilon(obs: Observations, rng: np.random.Generator, *, bound: Bound, c
     return certify(obs, MultiRun(obs.size), bound, delta=bound.delta_for(claim_delta), rng=rng).epsilon
 
 
-def _game(game: Game | None, runs: int | str | None, owner: str) -> Game:
-    """Return the game: `game`, or `MultiRun(runs)` for the `runs` shorthand (default TRAINING_RUNS; "sequential":
-    `MultiRun(TRAINING_RUNS, sequential=True)`)."""
+def _game(game: Game | None, runs: int | str | None, owner: str, bound: Bound) -> tuple[Game, str | None]:
+    """Return the game and why it is sequential when neither was asked for (None otherwise): `game`, or
+    `MultiRun(runs)` for the `runs` shorthand ("sequential": `MultiRun(TRAINING_RUNS, sequential=True)`); with
+    neither, the sequential game of at most TRAINING_RUNS runs where `bound` lets sequences certify (DEFAULT_WHY),
+    else the fixed `MultiRun(TRAINING_RUNS)`. The choice reads the arguments only, never a run."""
     if game is not None and runs is not None:
         raise InvalidParameterError(f"Pass either 'game' or its shorthand 'runs' to {owner}, not both.")
+    if game is None and runs is None and sequences_certify_runs(bound):
+        return MultiRun(TRAINING_RUNS, sequential=True), DEFAULT_WHY
     if runs == SEQUENTIAL:
         game = MultiRun(TRAINING_RUNS, sequential=True)
     game = MultiRun(TRAINING_RUNS if runs is None else runs) if game is None else game
@@ -170,7 +179,7 @@ def _game(game: Game | None, runs: int | str | None, owner: str) -> Game:
         check_int(game.runs, "runs", owner, low=MIN_RUNS)
     if isinstance(game, OneRun) and game.canaries is None:
         raise InvalidParameterError(f"The one-run game of {owner} needs a number of canaries, e.g. OneRun(100).")
-    return game
+    return game, None
 
 
 def _dataset(dataset: Any, target: DPSGDTarget, game: Game, owner: str) -> str | int:

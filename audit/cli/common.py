@@ -375,12 +375,15 @@ class GameFlags:
     canaries: int | None
     canaries_default: str = ""
     """How --help states the default of --canaries (default: the number)."""
+    runs_default: str = ""
+    """How --help states the default of --runs (default: the number)."""
 
 
 def add_game_arguments(parser: Container, flags: GameFlags) -> None:
     """Add the game: --runs (multi-run), --one-run with --canaries, --k-plus, --k-minus."""
+    default = flags.runs_default or f"{flags.runs:,}"
     parser.add_argument("--runs", type=runs_argument, metavar="R",
-                        help=f"multi-run: the number of runs (default {flags.runs:,}), or 'sequential': runs in epochs, an"
+                        help=f"multi-run: the number of runs (default {default}), or 'sequential': runs in epochs, an"
                              " anytime-valid bound looked at after every batch, stopping at a certified violation, when the"
                              " claim is out of reach, or at the budget")
     parser.add_argument("--max-runs", type=int, metavar="R",

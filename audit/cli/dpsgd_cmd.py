@@ -37,13 +37,15 @@ from dpaudit.mechanisms.dpsgd.data import DATASETS
 from dpaudit.mechanisms.dpsgd.models import MODELS
 
 DEFAULTS = DPSGDConfig()
-GAME = GameFlags(runs=TRAINING_RUNS, canaries=TRAINING_CANARIES)
+GAME = GameFlags(runs=TRAINING_RUNS, canaries=TRAINING_CANARIES,
+                 runs_default=f"sequential, at most {TRAINING_RUNS}; with --save, {TRAINING_RUNS} fixed, whose scores it writes")
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the DP-SGD audit; return the exit status."""
     check_output_paths(args)
     game, bound = game_and_bound(args, GAME, delta=args.at_delta)
+    asked = args.one_run or args.runs is not None or args.max_runs is not None or args.save  # else audit_dpsgd's default
     from dpaudit.audit.audits.dpsgd import audit_dpsgd  # torch: only once the flags are checked
     from dpaudit.execution.execution import Execution
     from dpaudit.execution.interrupted import Interrupted
@@ -62,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with user_output_to_stderr():
             result = audit_dpsgd(
-                config, target=target, game=game, bound=bound, canary=args.canary, dirac_target=args.dirac_target,
+                config, target=target, game=game if asked else None, bound=bound, canary=args.canary, dirac_target=args.dirac_target,
                 threat=args.threat, scorer=args.scorer, execution=execution, seed=args.seed,
                 **({"dataset": _dataset(args.data)} if user else {}),
             )

@@ -441,7 +441,9 @@ def run_dpsgd(cell: dict[str, Any], seed: int, epsilon: float) -> str:
             target = cell["target"]
         config = DPSGDConfig(steps=3, sample_rate=1.0, noise_multiplier=2.0)
         options = {"dataset": cell["dataset"]} if user else {}
-        return audit_dpsgd(config, target=target, game=_game(cell, DPSGD_RUNS, DPSGD_CANARIES), bound=_bound(cell),
+        default = cell["sequential"] == "default" and cell["game"] == "multi-run"  # the game left out: audit_dpsgd's
+        game = None if default else _game(cell, DPSGD_RUNS, DPSGD_CANARIES)
+        return audit_dpsgd(config, target=target, game=game, bound=_bound(cell),
                            canary=cell["canary"], dirac_target=cell["dirac_target"], threat=cell["threat"],
                            scorer=cell["scorer"], seed=seed, **options)
     return outcome_of(call)
@@ -457,7 +459,7 @@ def dpsgd_entry() -> Entry:
         "target": ("user-blind", "user-correct", "opacus-hook", *TARGETS),
         "threat": tuple(THREATS), "canary": tuple(CANARY_CHOICES), "dataset": (*DATASET_CHOICES, 3),
         "settings": ("stated", "not stated"), "dirac_target": tuple(DIRAC_TARGETS), "scorer": tuple(BLACK_BOX_SCORES),
-        "sequential": (False, True),
+        "sequential": (False, True, "default"),
         **{k: v for k, v in _membership_axes().items() if k != "claim_delta"},
     }, run_dpsgd, fixed={"config": "a 3-step full-batch configuration for dpaudit's trainer and Opacus",
                          "game": "the game axis", "bound": "estimator and strategy", "runs": "the game axis",
@@ -552,7 +554,7 @@ CLI_VALUES: dict[str, dict[str, tuple[Any, ...]]] = {
     "trace": {"--runs": ("500",), "--reference-rows": (None, "30"), "--group": (None, "2"), "--confidence": (None, "0.99"),
               "--canaries": (None, "20")},
     "replay": {"--trials": ("20000",), "--certify": (None, "1"), "--confidence": (None, "0.99")},
-    "dpsgd": {"--data": (None, "canaries", "3"), "--runs": ("20", "sequential"), "--max-runs": (None, "40"),
+    "dpsgd": {"--data": (None, "canaries", "3"), "--runs": (None, "20", "sequential"), "--max-runs": (None, "40"),
               "--confidence": (None, "0.99"), "--canaries": (None, "20")},
 }
 """Flags whose values the grid chooses (the rest of the choices and switches come from each parser)."""

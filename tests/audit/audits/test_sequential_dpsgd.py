@@ -53,3 +53,21 @@ def test_the_runs_shorthand_and_refusals():
     assert res.game_spec == MultiRun(40, sequential=True, give_up=False) and res.lower_bound.trials == 40
     assert res.verdict == "consistent"
     assert MultiRun(TRAINING_RUNS, sequential=True) == MultiRun(TRAINING_RUNS, sequential=True, give_up=True)
+
+
+def test_left_out_the_game_is_sequential_and_says_why_unless_an_estimator_or_the_runs_are_given():
+    from dpaudit.audit.audits.dpsgd import DEFAULT_WHY, _game
+
+    default, why = _game(None, None, "audit_dpsgd", Bound())
+    assert default == MultiRun(TRAINING_RUNS, sequential=True) and why == DEFAULT_WHY
+    assert _game(None, TRAINING_RUNS, "audit_dpsgd", Bound()) == (MultiRun(TRAINING_RUNS), None)
+    assert _game(None, None, "audit_dpsgd", Bound(estimator="gdp")) == (MultiRun(TRAINING_RUNS), None)
+    res = audit_dpsgd(target=_loop(0.01, []), dataset=2, seed=0)
+    assert res.game_spec == default and res.attack["default"] == DEFAULT_WHY
+    assert res.verdict == "violation" and res.lower_bound.trials < TRAINING_RUNS
+
+
+def test_the_planned_look_of_a_game_played_to_its_budget_reports_the_gdp_bound_beside():
+    res = audit_dpsgd(target=_loop(2.0, []), game=MultiRun(40, sequential=True, give_up=False), dataset=2, seed=1)
+    assert res.attack["stopped"] == "budget of runs"
+    assert res.beside is not None and res.beside.assumption is not None
