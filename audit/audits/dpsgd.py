@@ -74,7 +74,7 @@ def audit_dpsgd(
             `DPSGDTarget` (a `UserTrainer` wrapping your own training function, a `BuiltinTarget`).
         game: `MultiRun(runs)` (half of them, by a seeded permutation, with the canary), `MultiRun(runs,
             sequential=True)` (at most `runs`, in epochs, stopping when decided: `sequential_runs`) or
-            `OneRun(canaries)`. Left out with `runs`: at most 200 runs, sequential (`_game`, DEFAULT_WHY).
+            `OneRun(canaries)`. Left out with `runs`: sequential, at most the default TRAINING_RUNS, 200 (`_game`).
         bound: how the scores are certified (estimator, confidence, δ: default the claim's).
         canary: "auto" (the default: "dirac" where gradient canaries can enter the runs, as in dpaudit's trainer,
             Opacus and a loop with the hook, else "crafted"), "dirac" (gradient-space), "crafted" or "mislabelled"
