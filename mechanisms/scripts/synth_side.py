@@ -425,10 +425,10 @@ def _privbayes(spec, frame, seed):
 def _dpmm(spec, frame, seeds):
     """Return one synthetic table of dpmm's `spec["generator"]` pipeline (MST or PrivBayes), as codes (rows, columns).
 
-    As its README shows: the pipeline made with the spec's epsilon, delta, `n_jobs` and `gen_kwargs`
-    (`n_iters`, the iterations of its estimation), `fit(df, domain)` with each column a pandas category
-    whose categories the domain declares (`{column: {"categories": [0 .. k-1]}}`: dpmm's `TableBinner`
-    then reads none from the data), then `generate(n_records=rows)`. `seeds` (two integers) seed the
+    As its README shows: the pipeline made with the spec's epsilon, delta, `n_jobs`, `compress` and
+    `gen_kwargs` (`n_iters`, the iterations of its estimation), `fit(df, domain)` with each column a
+    pandas category whose categories the domain declares (`{column: {"categories": [0 .. k-1]}}`:
+    dpmm's `TableBinner` then reads none from the data), then `generate(n_records=rows)`. `seeds` (two integers) seed the
     fit's and the generation's `random_state`; dpmm's Gaussian noise comes from OpenDP (no seed).
     """
     import contextlib
@@ -442,7 +442,7 @@ def _dpmm(spec, frame, seeds):
     domain = {c: {"categories": list(range(k))} for c, k in zip(columns, spec["categories"])}
     with contextlib.redirect_stdout(sys.stderr):
         model = pipeline(epsilon=params["epsilon"], delta=params["delta"], n_jobs=params["n_jobs"],
-                         gen_kwargs={"n_iters": params["n_iters"]})
+                         compress=params["compress"], gen_kwargs={"n_iters": params["n_iters"]})
         model.fit(typed, domain, random_state=int(seeds[0]))
         table = model.generate(n_records=spec["rows"], random_state=int(seeds[1]))
     return table[columns].astype(np.int64).to_numpy()
