@@ -21,7 +21,9 @@ and certifies it, and looking costs nothing more. The last epoch chooses
 its test for the planned look, which certifies at the full budget.
 
 Stop rules, checked after every chunk: a violation is certified; the bound
-reaches `tight` × the claimed ε; the budget of trials or seconds is spent;
+reaches `tight` × the claimed ε; the budget of trials or seconds is spent
+(and no epoch starts whose selection sample, drawn before its first look,
+would outlast the seconds left at the rate seen so far);
 or (`give_up`, in the last epoch) the claim is out of reach: even were the
 rates at the lower ends of their sequences, neither their upper ends nor the
 planned look at the end of the budget would certify the claimed ε. An
@@ -40,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 from dpaudit.attacks.held_out_counts import HeldOutCounts
 from dpaudit.attacks.sampling import per_chunk
+from dpaudit.attacks.selection_budget import split_budget
 from dpaudit.attacks.two_dataset_play import Chosen, PlayedPair, Setting, choose, count_errors
 from dpaudit.audit.audits.auto_trials import AutoBudget
 from dpaudit.audit.estimators.intervals import TwoRates
@@ -241,14 +244,27 @@ class _Run:
                 return None if why == "epoch" else why
         return None
 
+    def out_of_time(self, trials: int) -> bool:
+        """Return True when the budget of seconds would end before an epoch of `trials` reached its first look: its
+        selection sample and first chunk, drawn before any look, at the seconds per trial seen so far (a stop rule)."""
+        if self.budget.max_seconds is None or self.drawn == 0:
+            return False
+        elapsed = time.perf_counter() - self.start
+        ahead = split_budget(trials)[0] + FIRST_LOOK
+        return elapsed + elapsed / self.drawn * ahead > self.budget.max_seconds
+
     def run(self) -> None:
         """Play the planned epochs until a stop rule fires; the last epoch gets every trial the others left (a budget
-        under FIRST_EPOCH is one epoch of the budget)."""
+        under FIRST_EPOCH is one epoch of the budget); no epoch starts that the budget of seconds would end before its
+        first look."""
         sizes = planned_epochs(self.budget.max_trials)
         shares = epoch_shares(len(sizes))
         for k, size in enumerate(sizes):
             last = k == len(sizes) - 1
             trials = max(self.budget.max_trials - self.drawn, min(FIRST_EPOCH, self.budget.max_trials)) if last else size
+            if self.out_of_time(trials):
+                self.stopped = "budget of seconds"
+                return
             why = self.play_epoch(k, trials, shares[k], last)
             if why is not None:
                 self.stopped = why

@@ -132,3 +132,23 @@ def test_a_stop_before_the_end_of_the_budget_takes_no_planned_look():
     res = audit_mechanism(mech, [0.0], [1.0], trials="sequential", seed=0)
     assert res.phases.sequential.stopped == "violation certified"
     assert all(e.planned_look is None for e in res.phases.sequential.epochs)
+
+
+@pytest.mark.parametrize("seconds", [3.0, 8.0])
+def test_no_epoch_starts_whose_selection_would_outlast_the_budget_of_seconds(monkeypatch, seconds):
+    from dpaudit.audit.audits import sequential_trials
+
+    clock = [0.0]
+    monkeypatch.setattr(sequential_trials.time, "perf_counter", lambda: clock[0])
+
+    def a_millisecond_a_draw(data, rng, size=None):  # a slow library call, on a clock the test keeps
+        clock[0] += 1e-3 * (1 if size is None else size)
+        return float(np.sum(data)) + rng.laplace(0.0, 1.0, size)
+
+    mech = blackbox(a_millisecond_a_draw, epsilon=1.0, null_record=0.0, name="slow")
+    budget = AutoBudget(max_trials=1_000_000, max_seconds=seconds, give_up=False)
+    res = audit_mechanism(mech, [0.0], [1.0], trials="sequential", seed=0, budget=budget)
+    assert res.phases.sequential.stopped == "budget of seconds"
+    # at most the held-out chunk in flight past the budget; an epoch's selection sample (1,333 draws a dataset in the
+    # second, 2,000 in the third: 2.7 and 4 s) started regardless would overrun it by seconds
+    assert clock[0] <= 1.05 * seconds
