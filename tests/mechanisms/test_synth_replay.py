@@ -37,7 +37,10 @@ def test_mst_records_opendp_s_noise_at_snsynth_s_primitives_and_a_table_sized_by
     finally:
         mech.sampler.generator.sampler.replayer.close()
     assert "opendp_gaussian" in {d.method for d in r.tape}
-    assert [d for d in r.divergences() if d.kind == "size" and "x=10" in d.recorded and "x=11" in d.replayed]
+    # a draw sized by the input's 10 rows on D meets one sized by 11 on D′ (a shuffle, or the uniforms that follow it,
+    # when OpenDP's unseeded noise made D′'s fit draw one more choice before them and the tapes fell out of step)
+    by_rows = [d for d in r.divergences() if any(f"{k}10" in d.recorded and f"{k}11" in d.replayed for k in ("x=", "["))]
+    assert by_rows, r.divergences()
     assert r.release1[0] - r.release0[0] == 1  # the table's rows: the input's 10 on D, 11 on D′ (S5)
 
 
