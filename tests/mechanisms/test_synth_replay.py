@@ -18,12 +18,17 @@ def _replay(mech):
     return replay_pair(mech, *mech.default_pair, seed=np.random.SeedSequence(0))
 
 
-def test_privbayes_draws_are_recorded_and_its_noise_sized_by_the_data_s_categories_is_a_divergence():
-    mech = get_mechanism("synth_privbayes", sample_rows=40)
+def _replayed(name, **params):
+    """Return the replay of the registered table release `name`, its replaying process closed after."""
+    mech = get_mechanism(name, **params)
     try:
-        r = _replay(mech)
+        return _replay(mech)
     finally:
         mech.sampler.generator.sampler.replayer.close()
+
+
+def test_privbayes_draws_are_recorded_and_its_noise_sized_by_the_data_s_categories_is_a_divergence():
+    r = _replayed("synth_privbayes", sample_rows=40)
     assert {"laplace", "choice"} <= {d.method for d in r.tape}
     sized = [d for d in r.divergences() if d.kind == "size" and d.recorded.startswith("laplace")]
     assert sized  # D holds one category per column, D′ the target's too: more noisy counts on D′ (S1)
@@ -31,11 +36,7 @@ def test_privbayes_draws_are_recorded_and_its_noise_sized_by_the_data_s_categori
 
 
 def test_mst_records_opendp_s_noise_at_snsynth_s_primitives_and_a_table_sized_by_the_input_diverges():
-    mech = get_mechanism("synth_mst_input_size")
-    try:
-        r = _replay(mech)
-    finally:
-        mech.sampler.generator.sampler.replayer.close()
+    r = _replayed("synth_mst_input_size")
     assert "opendp_gaussian" in {d.method for d in r.tape}
     # a draw sized by the input's 10 rows on D meets one sized by 11 on D′ (a shuffle, or the uniforms that follow it,
     # when OpenDP's unseeded noise made D′'s fit draw one more choice before them and the tapes fell out of step)
@@ -51,10 +52,6 @@ def test_a_white_box_release_is_refused_in_one_sentence_naming_the_table_release
 
 
 def test_mwem_s_laplace_scale_read_from_the_private_row_count_is_a_divergence_of_law():
-    mech = get_mechanism("synth_mwem", sample_rows=40)
-    try:
-        r = _replay(mech)
-    finally:
-        mech.sampler.generator.sampler.replayer.close()
+    r = _replayed("synth_mwem", sample_rows=40)
     laws = [d for d in r.divergences() if d.kind == "law" and d.recorded.startswith("opendp_laplace")]
     assert laws and all("scale=20.0" in d.recorded and "scale=40.0" in d.replayed for d in laws)  # 10 then 20 iterations
